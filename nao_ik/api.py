@@ -1,0 +1,146 @@
+"""The public library API: ``solve``, ``solve_batch``, ``forward`` and ``METHODS``."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from . import kinematics, validate
+from .model import ArmModel, arm_model
+from .solvers import ALIASES, SOLVERS, BatchSolution, Solution
+from .solvers.driver import run_batch, run_single
+
+#: Every method name :func:`solve` accepts.
+METHODS: tuple[str, ...] = tuple(SOLVERS) + tuple(ALIASES)
+
+DEFAULT_TOLERANCE = 1e-4
+
+ArmLike = Union[str, ArmModel]
+
+
+def resolve_arm(arm: ArmLike) -> ArmModel:
+    """An arm name or an :class:`ArmModel` (e.g. with the robot's own limits) -> model."""
+    if isinstance(arm, ArmModel):
+        return arm
+    return arm_model(validate.arm(arm))
+
+
+def resolve_method(method: Any) -> str:
+    """A method name or alias -> the registered solver's name."""
+    name = validate.choice(method, METHODS, "method")
+    return ALIASES.get(name, name)
+
+
+def _settings(model: ArmModel, method: Any, tolerance: Any, max_iterations: Any):
+    name = resolve_method(method)
+    spec = SOLVERS[name]
+    tol = validate.positive(tolerance, "tolerance")
+    cap = spec.max_iterations if max_iterations is None else validate.count(max_iterations, "max_iterations")
+    return spec, tol, cap
+
+
+def solve(
+    target: Sequence[float],
+    arm: ArmLike = "LArm",
+    method: str = "fabrik",
+    initial: Sequence[float] | None = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int | None = None,
+) -> Solution:
+    """Joint angles that put the arm's hand on a target.
+
+    Args:
+        target: ``[x, y, z]`` in FRAME_TORSO, metres.
+        arm: ``"LArm"``, ``"RArm"``, or an :class:`ArmModel` (runtime limits).
+        method: one of :data:`METHODS`.
+        initial: the five start angles (the robot's current ones, for smooth
+            motion); clamped into the limits. Default: the model's neutral
+            posture. WristYaw keeps its start value.
+        tolerance: success distance, metres (default 0.1 mm).
+        max_iterations: cap per start; default per method.
+
+    Returns:
+        A :class:`Solution`; its angles are always finite and inside the
+        limits. An unreachable target gives the closest pose found with
+        ``reached = False``.
+
+    Raises:
+        ValueError: a malformed or non-finite argument, unknown arm or method.
+    """
+    model = resolve_arm(arm)
+    t = validate.target(target)
+    spec, tol, cap = _settings(model, method, tolerance, max_iterations)
+    q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
+    run = run_single(spec, model, t, q0, tol, cap)
+    angles = model.clamp(run.q)
+    error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
+    return Solution(angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm)
+
+
+def solve_batch(
+    targets: Any,
+    arm: ArmLike = "LArm",
+    method: str = "dls",
+    initial: Any = None,
+    tolerance: float = DEFAULT_TOLERANCE,
+    max_iterations: int | None = None,
+) -> BatchSolution:
+    """Solve N targets at once, vectorised with numpy across targets.
+
+    Args:
+        targets: (N, 3) targets, metres.
+        arm: as in :func:`solve`.
+        method: one of :data:`METHODS`.
+        initial: (5,) start angles for all targets or (N, 5) one per target.
+        tolerance: success distance, metres.
+        max_iterations: cap per start.
+
+    Returns:
+        A :class:`BatchSolution` of arrays.
+
+    Raises:
+        ValueError: wrong shapes, non-finite values, unknown arm or method.
+    """
+    model = resolve_arm(arm)
+    spec, tol, cap = _settings(model, method, tolerance, max_iterations)
+    t = _finite_array(targets, "targets", (-1, 3))
+    n = t.shape[0]
+    if initial is None:
+        q0 = np.tile(np.asarray(model.neutral), (n, 1))
+    else:
+        q0 = _finite_array(initial, "initial", (-1, 5))
+        if q0.shape[0] == 1:
+            q0 = np.tile(q0, (n, 1))
+        elif q0.shape[0] != n:
+            raise ValueError(f"initial must be (5,) or ({n}, 5), got {q0.shape}")
+        q0 = np.clip(q0, model.lower, model.upper)
+    if n == 0:
+        empty = np.zeros(0)
+        return BatchSolution(np.zeros((0, 5)), model.names, empty.astype(bool), empty, empty.astype(int), spec.name, model.arm)
+    run = run_batch(spec, model, t, q0, tol, cap)
+    angles = np.clip(run.q, model.lower, model.upper)
+    error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
+    return BatchSolution(angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm)
+
+
+def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:
+    """The hand position for five joint angles (chain order), FRAME_TORSO metres."""
+    model = resolve_arm(arm)
+    return kinematics.forward(model, validate.vector(angles, 5, "angles"))
+
+
+def _finite_array(value: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers") from None
+    if a.ndim == 1 and a.shape[0] == shape[1]:
+        a = a[None, :]
+    if a.ndim != 2 or a.shape[1] != shape[1]:
+        raise ValueError(f"{name} must have shape (N, {shape[1]}), got {a.shape}")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"{name}[{row}, {col}] must be finite, got {a[row, col]!r}")
+    return a

@@ -1,0 +1,203 @@
+"""``nao-ik bench``: the Poddighe (2013) protocol on the NAO arms, per method.
+
+Targets: the hand positions of uniformly random in-limit configurations
+(ShoulderPitch..ElbowRoll uniform, WristYaw at the neutral posture's value so
+a solver that holds the wrist can reach them all), fixed seed. Every solve
+starts from the model's neutral posture, not from the previous answer.
+
+Timings are medians over single ``solve`` calls; the "x FK" column divides
+each median by the median of one forward-kinematics call measured in the same
+run, which is steadier than microseconds on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from . import api
+from .kinematics import forward_batch
+from .model import ARMS, arm_model
+from .solvers import SOLVERS
+
+
+class BenchRow(NamedTuple):
+    """One arm x method line of the benchmark."""
+
+    arm: str
+    method: str
+    targets: int
+    success: float
+    first_start: float
+    iter_mean: float
+    iter_std: float
+    median_us: float
+    p99_us: float
+    fk_ratio: float
+    batch_per_s: float
+    mean_err_mm: float
+    max_err_mm: float
+    out_of_limits: int
+
+
+def sample_targets(arm: str, n: int, seed: int = 0) -> np.ndarray:
+    """The benchmark's reachable targets: FK of uniform random in-limit configurations."""
+    model = arm_model(arm)
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(model.lower, model.upper, size=(n, 5))
+    q[:, 4] = model.neutral[4]
+    return forward_batch(model, q)
+
+
+def _fk_median_us(arm: str, repeats: int = 2000) -> float:
+    model = arm_model(arm)
+    q = list(model.neutral)
+    from .kinematics import chain
+
+    times = np.empty(repeats)
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        chain(model, q)
+        times[i] = time.perf_counter() - t0
+    return float(np.median(times) * 1e6)
+
+
+def bench_method(arm: str, method: str, targets: np.ndarray, single: int, fk_us: float) -> BenchRow:
+    """Measure one method on one arm."""
+    model = arm_model(arm)
+    spec = SOLVERS[api.resolve_method(method)]
+    n_single = min(single, targets.shape[0])
+    times = np.empty(n_single)
+    for i in range(n_single):
+        t = targets[i].tolist()
+        t0 = time.perf_counter()
+        api.solve(t, arm, method)
+        times[i] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    batch = api.solve_batch(targets, arm, method)
+    batch_s = time.perf_counter() - t0
+    # First-start success: the algorithm alone, without restarts.
+    from .ops import ARRAY
+
+    first = spec.loop(
+        model,
+        [targets[:, k] for k in range(3)],
+        [np.full(targets.shape[0], v) for v in model.neutral],
+        api.DEFAULT_TOLERANCE,
+        spec.max_iterations,
+        ARRAY,
+    )
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    oob = int(np.sum(np.any((batch.angles < lo) | (batch.angles > hi) | ~np.isfinite(batch.angles), axis=1)))
+    return BenchRow(
+        arm,
+        method,
+        targets.shape[0],
+        float(batch.reached.mean()),
+        float(np.mean(np.asarray(first.error) <= api.DEFAULT_TOLERANCE)),
+        float(batch.iterations.mean()),
+        float(batch.iterations.std()),
+        float(np.median(times) * 1e6),
+        float(np.percentile(times, 99) * 1e6),
+        float(np.median(times) * 1e6 / fk_us),
+        targets.shape[0] / batch_s,
+        float(batch.error.mean() * 1e3),
+        float(batch.error.max() * 1e3),
+        oob,
+    )
+
+
+HEADER = (
+    "| arm | method | success (0.1 mm) | first start | iterations | median solve | p99 solve | x FK | "
+    "batch targets/s | mean err (mm) | max err (mm) | out of limits |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def format_row(r: BenchRow) -> str:
+    """A markdown table row."""
+    return (
+        f"| {r.arm} | {r.method} | {100 * r.success:.2f} % | {100 * r.first_start:.2f} % | "
+        f"{r.iter_mean:.2f} ± {r.iter_std:.2f} | {r.median_us:.0f} µs | {r.p99_us:.0f} µs | {r.fk_ratio:.1f} | "
+        f"{r.batch_per_s:,.0f} | {r.mean_err_mm:.4f} | {r.max_err_mm:.4f} | {r.out_of_limits} |"
+    )
+
+
+def machine() -> str:
+    """One line on where the numbers came from."""
+    import os
+
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, numpy {np.__version__}"
+    )
+
+
+def run(
+    arms: Sequence[str] = ARMS,
+    methods: Sequence[str] | None = None,
+    targets: int = 10_000,
+    single: int = 10_000,
+    seed: int = 0,
+    out=sys.stdout,
+) -> list[BenchRow]:
+    """Run the benchmark and print a markdown table as rows complete."""
+    methods = list(methods or SOLVERS)
+    rows = []
+    print(f"nao-ik bench: {targets} targets per arm, seed {seed}, starts at the neutral posture", file=out)
+    print(f"machine: {machine()}", file=out)
+    print(file=out)
+    print(HEADER, file=out, flush=True)
+    for arm in arms:
+        fk_us = _fk_median_us(arm)
+        t = sample_targets(arm, targets, seed)
+        for method in methods:
+            row = bench_method(arm, method, t, single, fk_us)
+            rows.append(row)
+            print(format_row(row), file=out, flush=True)
+    print(file=out)
+    print(f"x FK: median solve / median forward-kinematics call ({fk_us:.1f} µs in this run).", file=out)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    p = argparse.ArgumentParser(
+        prog="nao-ik bench",
+        description="Benchmark every IK method on the paper's protocol and print a markdown table.",
+        epilog="example: nao-ik bench --targets 2000 --methods fabrik dls --out bench.md",
+    )
+    p.add_argument("--targets", type=int, default=10_000, help="targets per arm (default 10000)")
+    p.add_argument("--single", type=int, default=10_000, help="how many of them to time as single solve calls")
+    p.add_argument("--methods", nargs="+", choices=api.METHODS, help="methods (default: all)")
+    p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="also write the table to this markdown file")
+    a = p.parse_args(argv)
+    import io
+
+    buf = io.StringIO()
+
+    class Tee:
+        def write(self, s: str) -> None:
+            sys.stdout.write(s)
+            buf.write(s)
+
+        def flush(self) -> None:
+            sys.stdout.flush()
+
+    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee())
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as fh:
+            fh.write(buf.getvalue())
+        print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Forward kinematics and the position Jacobian of an :class:`~nao_ik.model.ArmModel`.
+
+One elementwise kernel, :func:`chain`, walks the joints of the model; it runs
+on Python floats (one configuration) or numpy arrays (a batch) through
+:mod:`nao_ik.ops`. Vectors are 3-lists of components, rotations 3-lists of
+columns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .model import ArmModel
+from .ops import ARRAY, SCALAR, Ops
+
+Vec = list  # [x, y, z], components float or ndarray
+
+
+class Chain(NamedTuple):
+    """The arm's frames for one configuration (or a batch).
+
+    Attributes:
+        origins: origin of each joint in FRAME_TORSO.
+        axes: rotation axis of each joint in FRAME_TORSO (unit).
+        rotation: orientation of the last joint frame (= hand frame), as
+            three column vectors.
+        hand: the hand effector point.
+    """
+
+    origins: list[Vec]
+    axes: list[Vec]
+    rotation: list[Vec]
+    hand: Vec
+
+
+def chain(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Chain:
+    """Walk the chain.
+
+    Args:
+        model: the arm.
+        q: the five joint angles in chain order (floats, or arrays of one shape).
+        ops: :data:`~nao_ik.ops.SCALAR` or :data:`~nao_ik.ops.ARRAY`.
+
+    Returns:
+        The :class:`Chain`.
+    """
+    cols = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    p = [0.0, 0.0, 0.0]
+    origins, axes = [], []
+    for joint, qj in zip(model.joints, q):
+        p = _add_rotated(p, cols, joint.offset)
+        origins.append(p)
+        a = joint.axis
+        b, d = (a + 1) % 3, (a + 2) % 3
+        axes.append(cols[a])
+        c, s = ops.cos(qj), ops.sin(qj)
+        cb, cd = cols[b], cols[d]
+        new = [None, None, None]
+        new[a] = cols[a]
+        new[b] = [c * cb[0] + s * cd[0], c * cb[1] + s * cd[1], c * cb[2] + s * cd[2]]
+        new[d] = [c * cd[0] - s * cb[0], c * cd[1] - s * cb[1], c * cd[2] - s * cb[2]]
+        cols = new
+    hand = _add_rotated(p, cols, model.hand_offset)
+    return Chain(origins, axes, cols, hand)
+
+
+def _add_rotated(p: Vec, cols: list[Vec], v: Sequence[float]) -> Vec:
+    """p + R v, skipping the zero components of the constant v."""
+    out = list(p)
+    for k, vk in enumerate(v):
+        if vk:
+            col = cols[k]
+            out = [out[0] + vk * col[0], out[1] + vk * col[1], out[2] + vk * col[2]]
+    return out
+
+
+def jacobian_columns(ch: Chain, joints: Sequence[int]) -> list[Vec]:
+    """Columns d(hand)/d(q_i) = axis_i x (hand - origin_i) for the given joints."""
+    h = ch.hand
+    cols = []
+    for i in joints:
+        a, o = ch.axes[i], ch.origins[i]
+        r0, r1, r2 = h[0] - o[0], h[1] - o[1], h[2] - o[2]
+        cols.append([a[1] * r2 - a[2] * r1, a[2] * r0 - a[0] * r2, a[0] * r1 - a[1] * r0])
+    return cols
+
+
+# ---------------------------------------------------------------- public API
+
+
+def forward(model: ArmModel, angles: Sequence[float]) -> np.ndarray:
+    """Hand position for one configuration.
+
+    Args:
+        model: the arm.
+        angles: five joint angles, chain order, radians.
+
+    Returns:
+        (3,) hand position in FRAME_TORSO, metres.
+    """
+    return np.array(chain(model, [float(a) for a in angles]).hand)
+
+
+def forward_batch(model: ArmModel, angles: np.ndarray) -> np.ndarray:
+    """Hand positions for many configurations in one vectorised pass.
+
+    Args:
+        model: the arm.
+        angles: (N, 5) joint angles.
+
+    Returns:
+        (N, 3) hand positions.
+    """
+    a = np.asarray(angles, dtype=float)
+    h = chain(model, [a[:, i] for i in range(a.shape[1])], ARRAY).hand
+    return np.stack([np.broadcast_to(c, a.shape[:1]) for c in h], axis=1)
+
+
+def joint_positions(model: ArmModel, angles: Sequence[float]) -> dict[str, np.ndarray]:
+    """Shoulder, elbow, wrist and hand points for one configuration.
+
+    Returns:
+        Mapping ``shoulder``, ``elbow``, ``wrist``, ``hand`` -> (3,) arrays.
+    """
+    ch = chain(model, [float(a) for a in angles])
+    return {
+        "shoulder": np.array(ch.origins[0]),
+        "elbow": np.array(ch.origins[2]),
+        "wrist": np.array(ch.origins[4]),
+        "hand": np.array(ch.hand),
+    }
+
+
+def hand_transform(model: ArmModel, angles: Sequence[float]) -> np.ndarray:
+    """The hand's 4x4 homogeneous transform in FRAME_TORSO."""
+    ch = chain(model, [float(a) for a in angles])
+    t = np.eye(4)
+    t[:3, :3] = np.array(ch.rotation).T
+    t[:3, 3] = ch.hand
+    return t
+
+
+def hand_pose6d(model: ArmModel, angles: Sequence[float]) -> list[float]:
+    """The hand pose as ALMotion's ``getPosition`` gives it: ``[x, y, z, wx, wy, wz]``.
+
+    The rotation is Rz(wz) * Ry(wy) * Rx(wx).
+    """
+    t = hand_transform(model, angles)
+    r = t[:3, :3]
+    wy = float(np.arctan2(-r[2, 0], np.hypot(r[0, 0], r[1, 0])))
+    wz = float(np.arctan2(r[1, 0], r[0, 0]))
+    wx = float(np.arctan2(r[2, 1], r[2, 2]))
+    return [float(t[0, 3]), float(t[1, 3]), float(t[2, 3]), wx, wy, wz]
+
+
+def jacobian(model: ArmModel, angles: Sequence[float]) -> np.ndarray:
+    """The analytic 3x5 position Jacobian of the hand.
+
+    Args:
+        model: the arm.
+        angles: five joint angles, chain order.
+
+    Returns:
+        (3, 5) array, d(hand)/d(angles), metres per radian.
+    """
+    ch = chain(model, [float(a) for a in angles])
+    return np.array(jacobian_columns(ch, range(len(model.joints)))).T

@@ -1,0 +1,168 @@
+"""The NAO arm as data: joints, offsets, axes and limits of both arms.
+
+Every solver, the forward kinematics and the service read the arm from an
+:class:`ArmModel`; nothing else in the package knows a link length.
+
+Numbers: Aldebaran's NAO H25 V4/V5/V6 documentation and the ros-naoqi URDF
+(``naoV50.urdf``). Units are metres and radians, FRAME_TORSO
+(x forward, y to the robot's left, z up).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, NamedTuple, Sequence
+
+ARMS = ("LArm", "RArm")
+JOINT_SUFFIXES = ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")
+
+# Axis indices: 0 = x, 1 = y, 2 = z.
+X, Y, Z = 0, 1, 2
+
+SHOULDER_OFFSET_Y = 0.098
+SHOULDER_OFFSET_Z = 0.100
+UPPER_ARM_LENGTH = 0.105
+ELBOW_OFFSET_Y = 0.015
+LOWER_ARM_LENGTH = 0.05595
+HAND_OFFSET_X = 0.05775
+HAND_OFFSET_Z = 0.01231
+
+
+class Joint(NamedTuple):
+    """One revolute joint of the arm chain.
+
+    Attributes:
+        name: ALMotion joint name, e.g. ``"LShoulderPitch"``.
+        axis: rotation axis in the joint's own frame (0 = x, 1 = y, 2 = z).
+        offset: position of this joint's origin in the previous joint's frame
+            (the torso frame for the first joint), metres.
+        lower: lower limit, radians.
+        upper: upper limit, radians.
+        max_velocity: maximum speed, rad/s.
+    """
+
+    name: str
+    axis: int
+    offset: tuple[float, float, float]
+    lower: float
+    upper: float
+    max_velocity: float
+
+
+class ArmModel(NamedTuple):
+    """A five-joint NAO arm: ShoulderPitch, ShoulderRoll, ElbowYaw, ElbowRoll, WristYaw.
+
+    Attributes:
+        arm: ``"LArm"`` or ``"RArm"``.
+        joints: the five joints in chain order.
+        hand_offset: the ALMotion hand effector in the WristYaw frame, metres.
+        neutral: the documented default start posture (radians, chain order).
+        active: indices of the joints the position solvers move; WristYaw (4)
+            is held at its start value because it only turns the 12.31 mm
+            hand offset about the forearm.
+    """
+
+    arm: str
+    joints: tuple[Joint, ...]
+    hand_offset: tuple[float, float, float]
+    neutral: tuple[float, ...]
+    active: tuple[int, ...] = (0, 1, 2, 3)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """ALMotion joint names in chain order."""
+        return tuple(j.name for j in self.joints)
+
+    @property
+    def lower(self) -> tuple[float, ...]:
+        """Lower joint limits, radians."""
+        return tuple(j.lower for j in self.joints)
+
+    @property
+    def upper(self) -> tuple[float, ...]:
+        """Upper joint limits, radians."""
+        return tuple(j.upper for j in self.joints)
+
+    @property
+    def shoulder(self) -> tuple[float, float, float]:
+        """The shoulder centre in FRAME_TORSO, metres."""
+        return self.joints[0].offset
+
+    def with_limits(self, limits: Mapping[str, Sequence[float]]) -> "ArmModel":
+        """A copy with joint limits replaced, e.g. those ``ALMotion.getLimits`` reports.
+
+        Args:
+            limits: joint name -> ``[minAngle, maxAngle, maxVelocity, ...]``;
+                joints not named keep their limits.
+
+        Returns:
+            The new model; its neutral posture is clamped into the new limits.
+
+        Raises:
+            ValueError: a limit is not finite or min > max.
+        """
+        joints = []
+        for j in self.joints:
+            if j.name not in limits:
+                joints.append(j)
+                continue
+            values = [float(v) for v in limits[j.name]]
+            if len(values) < 2 or not all(math.isfinite(v) for v in values[:3]):
+                raise ValueError(f"limits of {j.name} must be finite [min, max, ...], got {limits[j.name]!r}")
+            lo, hi = values[0], values[1]
+            if lo > hi:
+                raise ValueError(f"limits of {j.name}: min {lo} > max {hi}")
+            vel = values[2] if len(values) > 2 and values[2] > 0 else j.max_velocity
+            joints.append(j._replace(lower=lo, upper=hi, max_velocity=vel))
+        neutral = tuple(min(max(q, j.lower), j.upper) for q, j in zip(self.neutral, joints))
+        return self._replace(joints=tuple(joints), neutral=neutral)
+
+    def clamp(self, angles: Sequence[float]) -> tuple[float, ...]:
+        """Clamp joint angles (chain order) into the limits."""
+        return tuple(min(max(float(q), j.lower), j.upper) for q, j in zip(angles, self.joints))
+
+    def within_limits(self, angles: Sequence[float], slack: float = 0.0) -> bool:
+        """True if every angle is finite and inside the limits (+- slack)."""
+        return all(
+            math.isfinite(q) and j.lower - slack <= q <= j.upper + slack for q, j in zip(angles, self.joints)
+        )
+
+
+def _arm(side: str) -> ArmModel:
+    s = 1.0 if side == "L" else -1.0
+    # Roll limits mirror between the arms; pitch and yaw limits do not.
+    # Values as in the URDF: -18..76 deg and -88.5..-2 deg for the left arm.
+    roll_sh = (-0.314159, 1.32645) if s > 0 else (-1.32645, 0.314159)
+    roll_el = (-1.54462, -0.0349066) if s > 0 else (0.0349066, 1.54462)
+    joints = (
+        Joint(side + "ShoulderPitch", Y, (0.0, s * SHOULDER_OFFSET_Y, SHOULDER_OFFSET_Z), -2.08567, 2.08567, 8.26797),
+        Joint(side + "ShoulderRoll", Z, (0.0, 0.0, 0.0), *roll_sh, 7.19407),
+        Joint(side + "ElbowYaw", X, (UPPER_ARM_LENGTH, s * ELBOW_OFFSET_Y, 0.0), -2.08567, 2.08567, 8.26797),
+        Joint(side + "ElbowRoll", Z, (0.0, 0.0, 0.0), *roll_el, 7.19407),
+        Joint(side + "WristYaw", X, (LOWER_ARM_LENGTH, 0.0, 0.0), -1.82387, 1.82387, 24.6229),
+    )
+    # Neutral: upper arm forward and slightly out, elbow half bent, away from
+    # the stretched-arm singularity and from every limit.
+    neutral = (0.0, s * 0.3, 0.0, -s * 0.9, 0.0)
+    return ArmModel(side + "Arm", joints, (HAND_OFFSET_X, 0.0, -HAND_OFFSET_Z), neutral)
+
+
+_MODELS = {"LArm": _arm("L"), "RArm": _arm("R")}
+
+
+def arm_model(arm: str = "LArm") -> ArmModel:
+    """The model of one arm with the documented limits.
+
+    Args:
+        arm: ``"LArm"`` or ``"RArm"``.
+
+    Returns:
+        The arm's :class:`ArmModel`.
+
+    Raises:
+        ValueError: unknown arm.
+    """
+    try:
+        return _MODELS[arm]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown arm {arm!r}: expected one of {', '.join(ARMS)}") from None

@@ -1,0 +1,156 @@
+"""Running a solver loop: restarts from other seeds, and batches with compaction.
+
+A solver loop is stateless between iterations (its state is the joint angles),
+so a batch can be run in chunks of iterations, dropping finished targets
+between chunks, with the same answers as one long run.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..model import ArmModel
+from ..ops import ARRAY, SCALAR
+from ..swivel import swivel_seeds
+from .base import Run, SolverSpec
+
+#: Restart postures tried, in order, when the caller's start fails: the
+#: swivel configurations nearest to the limits, then joint-space seeds.
+SWIVEL_RESTARTS = 4
+JOINT_RESTARTS = 16
+
+
+def _halton(i: int, base: int) -> float:
+    f, r = 1.0, 0.0
+    while i > 0:
+        f /= base
+        r += f * (i % base)
+        i //= base
+    return r
+
+
+def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
+    """The fixed restart postures of an arm (WristYaw at ``wrist``).
+
+    A Halton sequence over the ranges of the four position joints: spread
+    evenly, deterministic, the same for every call. Roll joints count from the
+    body outward, so the two arms get mirror-image seeds.
+    """
+    left = model.joints[1].lower + model.joints[1].upper > 0
+    seeds = []
+    for n in range(1, JOINT_RESTARTS + 1):
+        q = []
+        for i, base in enumerate((2, 3, 5, 7)):
+            f = _halton(n, base)
+            if not left and i in (1, 3):
+                f = 1.0 - f
+            j = model.joints[i]
+            q.append(j.lower + f * (j.upper - j.lower))
+        seeds.append(tuple(q) + (wrist,))
+    return seeds
+
+
+def restart_starts(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> np.ndarray:
+    """Every restart posture for each target, in the order they are tried.
+
+    Args:
+        model: the arm.
+        targets: (N, 3).
+        wrist: (N,) the WristYaw each solve holds.
+
+    Returns:
+        (N, K, 5) postures inside the limits.
+    """
+    first = swivel_seeds(model, targets, wrist, SWIVEL_RESTARTS)
+    joint = np.asarray(restart_seeds(model, 0.0))
+    rest = np.broadcast_to(joint, (targets.shape[0],) + joint.shape).copy()
+    rest[:, :, 4] = np.asarray(wrist)[:, None]
+    return np.concatenate([first, rest], axis=1)
+
+
+def max_reach(model: ArmModel) -> float:
+    """Distance from the shoulder centre to the hand with the arm stretched (an upper bound)."""
+    ux, uy, uz = model.joints[2].offset
+    wx = model.joints[4].offset[0]
+    hx, hy, hz = model.hand_offset
+    return float(np.hypot(ux, uy) + np.hypot(wx + hx, hz))
+
+
+def run_single(
+    spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float, max_iter: int
+) -> Run:
+    """One target: the caller's start, then the restart seeds until one reaches.
+
+    Returns:
+        The best run (lowest error) with iterations summed over every start.
+    """
+    best = spec.loop(model, target, q0, tol, max_iter, SCALAR)
+    total = best.iterations
+    if best.error <= tol or _far(model, np.asarray(target)[None, :])[0]:
+        return best
+    for seed in restart_starts(model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
+        run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
+        total += run.iterations
+        if run.error < best.error:
+            best = run
+        if best.error <= tol:
+            break
+    return Run(best.q, best.error, total)
+
+
+def run_batch(
+    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int
+) -> Run:
+    """Many targets (N, 3) from starts (N, 5), vectorised across targets.
+
+    Returns:
+        A Run of arrays: q (N, 5), error (N,), iterations (N,).
+    """
+    q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
+    # The failures: every restart seed at once, one batch of targets x seeds.
+    todo = np.flatnonzero((err > tol) & ~_far(model, targets))
+    if todo.size:
+        starts = restart_starts(model, targets[todo], q0[todo, 4])
+        k = starts.shape[1]
+        qs = starts.reshape(-1, 5)
+        qs, errs, used = _chunked(spec, model, np.repeat(targets[todo], k, axis=0), qs, tol, max_iter)
+        errs = errs.reshape(todo.size, k)
+        # A single solve stops at the first seed that reaches; count the same.
+        ok = errs <= tol
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), k - 1)
+        pick = np.where(ok.any(axis=1), first, errs.argmin(axis=1))
+        used = used.reshape(todo.size, k)
+        iters[todo] += np.where(np.arange(k)[None, :] <= first[:, None], used, 0).sum(axis=1)
+        rows = np.arange(todo.size) * k + pick
+        better = errs[np.arange(todo.size), pick] < err[todo]
+        q[todo[better]] = qs[rows[better]]
+        err[todo[better]] = errs[np.arange(todo.size), pick][better]
+    return Run(q, err, iters)
+
+
+def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarray, tol: float, max_iter: int):
+    n = targets.shape[0]
+    err = np.full(n, np.inf)
+    used = np.zeros(n, dtype=np.int64)
+    active = np.arange(n)
+    chunk = 8
+    while active.size and max_iter > 0:
+        steps = min(chunk, max_iter)
+        t = [targets[active, k] for k in range(3)]
+        run = spec.loop(model, t, [q[active, i] for i in range(q.shape[1])], tol, steps, ARRAY)
+        q[active] = np.stack([np.broadcast_to(c, active.shape) for c in run.q], axis=1)
+        err[active] = run.error
+        it = np.broadcast_to(run.iterations, active.shape)
+        used[active] += it
+        active = active[(it >= steps) & (run.error > tol)]
+        max_iter -= steps
+        chunk *= 2
+    return q, err, used
+
+
+def _far(model: ArmModel, targets: np.ndarray) -> np.ndarray:
+    """Targets no start can reach: beyond the stretched arm (restarts are pointless)."""
+    d = np.linalg.norm(targets - np.asarray(model.shoulder), axis=1)
+    return d > max_reach(model) + 1e-9
