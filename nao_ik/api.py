@@ -117,7 +117,9 @@ def solve_batch(
         q0 = np.clip(q0, model.lower, model.upper)
     if n == 0:
         empty = np.zeros(0)
-        return BatchSolution(np.zeros((0, 5)), model.names, empty.astype(bool), empty, empty.astype(int), spec.name, model.arm)
+        return BatchSolution(
+            np.zeros((0, 5)), model.names, empty.astype(bool), empty, empty.astype(int), spec.name, model.arm
+        )
     run = run_batch(spec, model, t, q0, tol, cap)
     angles = np.clip(run.q, model.lower, model.upper)
     error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)

@@ -46,34 +46,50 @@ def chain(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Chain:
     Returns:
         The :class:`Chain`.
     """
-    cols = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    p = [0.0, 0.0, 0.0]
+    # Rotation as three columns x = (x0, x1, x2), y, z; position p. Written out
+    # component by component: this is the innermost loop of every solver.
+    x0, x1, x2 = 1.0, 0.0, 0.0
+    y0, y1, y2 = 0.0, 1.0, 0.0
+    z0, z1, z2 = 0.0, 0.0, 1.0
+    p0 = p1 = p2 = 0.0
     origins, axes = [], []
+    cos, sin = ops.cos, ops.sin
     for joint, qj in zip(model.joints, q):
-        p = _add_rotated(p, cols, joint.offset)
-        origins.append(p)
+        ox, oy, oz = joint.offset
+        if ox:
+            p0, p1, p2 = p0 + ox * x0, p1 + ox * x1, p2 + ox * x2
+        if oy:
+            p0, p1, p2 = p0 + oy * y0, p1 + oy * y1, p2 + oy * y2
+        if oz:
+            p0, p1, p2 = p0 + oz * z0, p1 + oz * z1, p2 + oz * z2
+        origins.append([p0, p1, p2])
+        c, s = cos(qj), sin(qj)
         a = joint.axis
-        b, d = (a + 1) % 3, (a + 2) % 3
-        axes.append(cols[a])
-        c, s = ops.cos(qj), ops.sin(qj)
-        cb, cd = cols[b], cols[d]
-        new = [None, None, None]
-        new[a] = cols[a]
-        new[b] = [c * cb[0] + s * cd[0], c * cb[1] + s * cd[1], c * cb[2] + s * cd[2]]
-        new[d] = [c * cd[0] - s * cb[0], c * cd[1] - s * cb[1], c * cd[2] - s * cb[2]]
-        cols = new
-    hand = _add_rotated(p, cols, model.hand_offset)
-    return Chain(origins, axes, cols, hand)
-
-
-def _add_rotated(p: Vec, cols: list[Vec], v: Sequence[float]) -> Vec:
-    """p + R v, skipping the zero components of the constant v."""
-    out = list(p)
-    for k, vk in enumerate(v):
-        if vk:
-            col = cols[k]
-            out = [out[0] + vk * col[0], out[1] + vk * col[1], out[2] + vk * col[2]]
-    return out
+        if a == 0:
+            axes.append([x0, x1, x2])
+            y0, y1, y2, z0, z1, z2 = (
+                c * y0 + s * z0, c * y1 + s * z1, c * y2 + s * z2,
+                c * z0 - s * y0, c * z1 - s * y1, c * z2 - s * y2,
+            )  # fmt: skip
+        elif a == 1:
+            axes.append([y0, y1, y2])
+            z0, z1, z2, x0, x1, x2 = (
+                c * z0 + s * x0, c * z1 + s * x1, c * z2 + s * x2,
+                c * x0 - s * z0, c * x1 - s * z1, c * x2 - s * z2,
+            )  # fmt: skip
+        else:
+            axes.append([z0, z1, z2])
+            x0, x1, x2, y0, y1, y2 = (
+                c * x0 + s * y0, c * x1 + s * y1, c * x2 + s * y2,
+                c * y0 - s * x0, c * y1 - s * x1, c * y2 - s * x2,
+            )  # fmt: skip
+    hx, hy, hz = model.hand_offset
+    hand = [
+        p0 + hx * x0 + hy * y0 + hz * z0,
+        p1 + hx * x1 + hy * y1 + hz * z1,
+        p2 + hx * x2 + hy * y2 + hz * z2,
+    ]
+    return Chain(origins, axes, [[x0, x1, x2], [y0, y1, y2], [z0, z1, z2]], hand)
 
 
 def jacobian_columns(ch: Chain, joints: Sequence[int]) -> list[Vec]:

@@ -88,7 +88,7 @@ class ArmModel(NamedTuple):
         """The shoulder centre in FRAME_TORSO, metres."""
         return self.joints[0].offset
 
-    def with_limits(self, limits: Mapping[str, Sequence[float]]) -> "ArmModel":
+    def with_limits(self, limits: Mapping[str, Sequence[float]]) -> ArmModel:
         """A copy with joint limits replaced, e.g. those ``ALMotion.getLimits`` reports.
 
         Args:
@@ -123,9 +123,7 @@ class ArmModel(NamedTuple):
 
     def within_limits(self, angles: Sequence[float], slack: float = 0.0) -> bool:
         """True if every angle is finite and inside the limits (+- slack)."""
-        return all(
-            math.isfinite(q) and j.lower - slack <= q <= j.upper + slack for q, j in zip(angles, self.joints)
-        )
+        return all(math.isfinite(q) and j.lower - slack <= q <= j.upper + slack for q, j in zip(angles, self.joints))
 
 
 def _arm(side: str) -> ArmModel:

@@ -74,12 +74,16 @@ def swivel_configurations(model: ArmModel, targets: np.ndarray, wrist: np.ndarra
     u /= np.linalg.norm(u, axis=1)[:, None]
     v = np.cross(n, u)
     c, sn = np.cos(swivels), np.sin(swivels)
-    elbow = centre[:, None, :] + r[:, None, None] * (c[None, :, None] * u[:, None, :] + sn[None, :, None] * v[:, None, :])
+    elbow = centre[:, None, :] + r[:, None, None] * (
+        c[None, :, None] * u[:, None, :] + sn[None, :, None] * v[:, None, :]
+    )
     hand = s + d[:, None] * n  # the target, or the nearest reachable point toward it
     k = swivels.size
     e_flat = elbow.reshape(-1, 3)
     h_flat = np.repeat(hand, k, axis=0)
-    q = recover_angles(model, [e_flat[:, i] for i in range(3)], [h_flat[:, i] for i in range(3)], np.repeat(wrist, k), ARRAY)
+    q = recover_angles(
+        model, [e_flat[:, i] for i in range(3)], [h_flat[:, i] for i in range(3)], np.repeat(wrist, k), ARRAY
+    )
     angles = np.stack(np.broadcast_arrays(*q), axis=-1).reshape(t.shape[0], k, 5)
     lo, hi = np.asarray(model.lower), np.asarray(model.upper)
     violation = (np.maximum(lo - angles, 0.0) + np.maximum(angles - hi, 0.0)).sum(axis=-1)

@@ -100,9 +100,7 @@ def run_single(
     return Run(best.q, best.error, total)
 
 
-def run_batch(
-    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int
-) -> Run:
+def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int) -> Run:
     """Many targets (N, 3) from starts (N, 5), vectorised across targets.
 
     Returns:

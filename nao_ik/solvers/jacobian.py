@@ -146,21 +146,19 @@ def make_loop(step: Step, max_step: float, halvings: int = 0) -> Callable[..., R
             J = jacobian_columns(ch, act)
             dq = step(J, e, err, ops)
             # Joints at a limit that the step pushes further out: take them out.
-            blocked = [
-                ((q[i] <= lo[i]) & (d < 0)) | ((q[i] >= hi[i]) & (d > 0)) for i, d in zip(act, dq)
-            ]
+            blocked = [((q[i] <= lo[i]) & (d < 0)) | ((q[i] >= hi[i]) & (d > 0)) for i, d in zip(act, dq)]
             if ops.any(_any_of(blocked, ops)):
                 J = [[ops.where(b, 0.0, x) for x in col] for col, b in zip(J, blocked)]
                 dq = step(J, e, err, ops)
             peak = _max_abs(dq, ops)
             scale = ops.minimum(1.0, max_step / ops.maximum(peak, 1e-30))
-            qn, chn, en, errn = _try(model, t, q, dq, scale, ops)
+            qn, chn, en, errn = _try(model, lo, hi, t, q, dq, scale, ops)
             for _h in range(halvings):
                 worse = live & (errn >= err)
                 if not ops.any(worse):
                     break
                 scale = ops.where(worse, scale * 0.5, scale)
-                qn, chn, en, errn = _try(model, t, q, dq, scale, ops)
+                qn, chn, en, errn = _try(model, lo, hi, t, q, dq, scale, ops)
             # Finished targets keep their angles; the chain and error vector of
             # a finished target are never read again, so they are not masked.
             progress = ops.where(live, err - errn, 0.0)
@@ -172,8 +170,7 @@ def make_loop(step: Step, max_step: float, halvings: int = 0) -> Callable[..., R
     return loop
 
 
-def _try(model: ArmModel, t: Sequence[Any], q: list, dq: list, scale: Any, ops: Ops):
-    lo, hi = model.lower, model.upper
+def _try(model: ArmModel, lo: tuple, hi: tuple, t: Sequence[Any], q: list, dq: list, scale: Any, ops: Ops):
     qn = list(q)
     for i, d in zip(model.active, dq):
         qn[i] = ops.clip(q[i] + scale * d, lo[i], hi[i])
