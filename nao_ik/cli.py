@@ -2,20 +2,120 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 from typing import Sequence
 
 USAGE = """usage: nao-ik COMMAND [options]
 
 commands:
+  demo     simulated robot + service in one process: reach targets with every method, table and picture
+  sim      run a simulated robot (stub ALMotion) on a loopback qi session
+  serve    register the NaoArmIK service on a robot (or a simulated one) and keep it registered
+  reach    call NaoArmIK.reachTo once and print the answer
   bench    benchmark every IK method on the paper's protocol (markdown table)
 
 Run 'nao-ik COMMAND --help' for the options of a command.
 """
 
 
+def quiet_qi(level: str = "WARNING") -> None:
+    """libqi logs at info level to stdout by default: keep warnings and errors,
+    and drop its notice that no qi.Application was created (none is needed)."""
+    import qi
+
+    qi.logging.setLevel(getattr(qi.logging, level))
+    qi.logging.setFilters("qi.path.sdklayout=silent")
+
+
+def sim_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="nao-ik sim",
+        description="Run a simulated robot: a standalone qi session (the robot's NAOqi) hosting the stub ALMotion. "
+        "Runs until Ctrl-C.",
+        epilog="example: nao-ik sim --listen tcp://127.0.0.1:9559   (then: nao-ik serve --qi-url tcp://127.0.0.1:9559)",
+    )
+    p.add_argument("--listen", default="tcp://127.0.0.1:9559", help="listen URL (default tcp://127.0.0.1:9559)")
+    a = p.parse_args(argv)
+    quiet_qi()
+    from .server import run_sim
+
+    run_sim(a.listen, ready=lambda url: print(f"simulated robot listening at {url}", flush=True))
+    return 0
+
+
+def serve_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="nao-ik serve",
+        description="Register NaoArmIK on a robot's (or a simulated robot's) service directory; reconnect and "
+        "re-register if the robot goes away. Runs until Ctrl-C.",
+        epilog="example, from a PC to a NAO: nao-ik serve --qi-url tcp://192.168.1.12:9559 "
+        "--qi-listen-url tcp://0.0.0.0:0",
+    )
+    p.add_argument("--qi-url", default="tcp://127.0.0.1:9559", help="the robot's URL (default tcp://127.0.0.1:9559)")
+    p.add_argument(
+        "--qi-listen-url",
+        default=None,
+        help="where callers reach this service; needed when it runs on another computer than the robot "
+        "(tcp://0.0.0.0:0). Default: loopback only",
+    )
+    p.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed (default 0.2)")
+    a = p.parse_args(argv)
+    quiet_qi()
+    from .server import serve
+
+    serve(
+        a.qi_url,
+        a.qi_listen_url,
+        a.speed,
+        on_registered=lambda url: print(f"NaoArmIK registered on {url}", flush=True),
+    )
+    return 0
+
+
+def reach_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="nao-ik reach",
+        description="Ask NaoArmIK to move an arm to (X, Y, Z), metres in FRAME_TORSO, and print its answer.",
+        epilog="example: nao-ik reach 0.15 0.10 0.05 --method fabrik --qi-url tcp://127.0.0.1:9559",
+    )
+    p.add_argument("x", type=float)
+    p.add_argument("y", type=float)
+    p.add_argument("z", type=float)
+    p.add_argument("--method", default="dls", help="IK method (default dls)")
+    p.add_argument("--arm", default="auto", choices=["auto", "LArm", "RArm"], help="default: by the side of y")
+    p.add_argument("--compute-only", action="store_true", help="compute the angles without moving the robot")
+    p.add_argument("--wake-up", action="store_true", help="call ALMotion.wakeUp() first (motors on)")
+    p.add_argument("--qi-url", default="tcp://127.0.0.1:9559")
+    a = p.parse_args(argv)
+    quiet_qi()
+    import qi
+
+    session = qi.Session()
+    try:
+        session.connect(a.qi_url)
+        ik = session.service("NaoArmIK")
+        if a.wake_up:
+            session.service("ALMotion").wakeUp()
+        if a.compute_only:
+            arm = a.arm if a.arm != "auto" else ("LArm" if a.y >= 0 else "RArm")
+            result = ik.computeAngles(arm, a.x, a.y, a.z, a.method)
+        elif a.arm == "auto":
+            result = ik.reachTo(a.x, a.y, a.z, a.method)
+        else:
+            result = ik.reachToWithArm(a.arm, a.x, a.y, a.z, a.method)
+    except RuntimeError as e:
+        print(f"nao-ik reach: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+    print(json.dumps(result, indent=2, sort_keys=True))
+    return 0 if result.get("reached") else 3
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Dispatch to the subcommand's own ``main``."""
+    """Dispatch to the subcommand."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
@@ -23,6 +123,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command == "bench":
         from .bench import main as run
+    elif command == "demo":
+        quiet_qi()
+        from .demo import main as run
+    elif command == "sim":
+        run = sim_main
+    elif command == "serve":
+        run = serve_main
+    elif command == "reach":
+        run = reach_main
     else:
         print(f"nao-ik: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

@@ -39,6 +39,10 @@ class _Scalar:
         return a if cond else b
 
     @staticmethod
+    def where_list(cond: bool, a: list, b: list) -> list:
+        return a if cond else b
+
+    @staticmethod
     def maximum(a: float, b: float) -> float:
         return a if a > b else b
 
@@ -68,6 +72,10 @@ class _Array:
     maximum = staticmethod(np.maximum)
     minimum = staticmethod(np.minimum)
     abs = staticmethod(np.abs)
+
+    @staticmethod
+    def where_list(cond: np.ndarray, a: list, b: list) -> list:
+        return [np.where(cond, x, y) for x, y in zip(a, b)]
 
     @staticmethod
     def asin(x: np.ndarray) -> np.ndarray:

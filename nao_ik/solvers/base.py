@@ -10,6 +10,14 @@ from ..model import ArmModel
 from ..ops import Ops
 
 
+#: The stall rule every solver loop follows: an iteration that improves the
+#: best error by less than MIN_PROGRESS metres does not count as progress, and
+#: PATIENCE such iterations in a row end the loop for that target (it is out
+#: of reach, or pinned against the limits; the driver may restart it).
+MIN_PROGRESS = 1e-8
+PATIENCE = 5
+
+
 class Solution(NamedTuple):
     """The answer of one solve.
 

@@ -34,8 +34,7 @@ from typing import Any, Sequence
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import Ops
-from .base import Run
-from .jacobian import MIN_PROGRESS
+from .base import MIN_PROGRESS, PATIENCE, Run
 
 #: Finite-difference step and largest correction of the swivel projection, radians.
 SWIVEL_EPS = 1e-3
@@ -45,9 +44,6 @@ MAX_SWIVEL = 0.6
 #: accepted, and largest jump, metres.
 MAX_RATIO = 0.995
 MAX_ELBOW_JUMP = 0.05
-
-#: Passes without progress before the loop gives up on a start.
-PATIENCE = 8
 
 
 def upper_arm(model: ArmModel) -> tuple[float, float]:
@@ -91,15 +87,15 @@ def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequenc
     if j4.lower + j4.upper > 0:
         first, second = second, first
     q3a = _yaw(first, gy, gz, f, ops)
-    q3b = _yaw(second, gy, gz, f, ops)
     # Keep the root that the limits allow: the primary one (the sign of
     # ElbowRoll's range) unless only the other fits ElbowYaw and ElbowRoll.
     viol_a = _outside(first, j4, ops) + _outside(q3a, j3, ops)
+    if not ops.any(viol_a > 0.0):
+        return q3a, first
+    q3b = _yaw(second, gy, gz, f, ops)
     viol_b = _outside(second, j4, ops) + _outside(q3b, j3, ops)
     take_b = viol_b < viol_a
-    q4 = ops.where(take_b, second, first)
-    q3 = ops.where(take_b, q3b, q3a)
-    return q3, q4
+    return ops.where(take_b, q3b, q3a), ops.where(take_b, second, first)
 
 
 def _yaw(q4: Any, gy: Any, gz: Any, f: Sequence[Any], ops: Ops) -> Any:
@@ -150,7 +146,7 @@ def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float
         eb = [t[k] + d[k] * k2 for k in range(3)]
         # Forward: elbow from the shoulder toward eb, within the shoulder's
         # limits, then the hand from the elbow toward the target.
-        q1, q2, q3, q4 = _forward_pass(model, [eb[k] - sh[k] for k in range(3)], t, f, ops)
+        q1, q2, q3, q4 = _forward_pass(model, lo, hi, [eb[k] - sh[k] for k in range(3)], t, f, ops)
         # ElbowYaw past its limit: swivel the elbow about the shoulder-target
         # axis (which keeps the reach) by the Newton step that brings ElbowYaw
         # back to the limit, measured by a finite difference.
@@ -158,14 +154,14 @@ def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float
         if ops.any(over != 0.0):
             v = _elbow_vector(model, q1, q2, ops)
             axis = _unit([t[k] - sh[k] for k in range(3)], ops)
-            q3e = _forward_pass(model, _rotate(v, axis, SWIVEL_EPS, ops), t, f, ops)[2]
+            q3e = _forward_pass(model, lo, hi, _rotate(v, axis, SWIVEL_EPS, ops), t, f, ops)[2]
             slope = (q3e - q3) / SWIVEL_EPS
             ok = (over != 0.0) & (ops.abs(slope) > 1e-3)
             phi = ops.where(ok, ops.clip(-over / ops.where(ok, slope, 1.0), -MAX_SWIVEL, MAX_SWIVEL), 0.0)
-            r1, r2, r3, r4 = _forward_pass(model, _rotate(v, axis, phi, ops), t, f, ops)
-            q1, q2, q3, q4 = (ops.where(ok, a, b) for a, b in ((r1, q1), (r2, q2), (r3, q3), (r4, q4)))
+            r1, r2, r3, r4 = _forward_pass(model, lo, hi, _rotate(v, axis, phi, ops), t, f, ops)
+            q1, q2, q3, q4 = ops.where_list(ok, [r1, r2, r3, r4], [q1, q2, q3, q4])
         q3, q4 = ops.clip(q3, lo[2], hi[2]), ops.clip(q4, lo[3], hi[3])
-        q = [ops.where(live, a, b) for a, b in zip((q1, q2, q3, q4, q5), q)]
+        q = ops.where_list(live, [q1, q2, q3, q4, q5], q)
         ch = chain(model, q, ops)
         # Near full stretch FABRIK's alternating projections converge slowly
         # and geometrically; Aitken extrapolation of the elbow's track feeds the
@@ -184,20 +180,21 @@ def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float
         gain = ops.minimum(gain, MAX_ELBOW_JUMP / ops.maximum(ops.sqrt(ss), 1e-30))
         elbow = [new_elbow[k] + gain * step[k] for k in range(3)]
         # After a jump, two plain passes before the next one (Aitken's rhythm).
-        prev_step = [ops.where(smooth, 0.0, c) for c in step]
+        prev_step = ops.where_list(smooth, [0.0, 0.0, 0.0], step)
         elbow_raw = new_elbow
         # Against the limits a pass can make things worse before better: keep
         # the best pose and give up after PATIENCE passes without progress.
         better = live & (err < best_err - MIN_PROGRESS)
         stale = ops.where(better, 0 * stale, stale + 1)
-        best_q = [ops.where(better, a, b) for a, b in zip(q, best_q)]
+        best_q = ops.where_list(better, q, best_q)
         best_err = ops.where(better, err, best_err)
     return Run(best_q, best_err, iters)
 
 
-def _forward_pass(model: ArmModel, v: Sequence[Any], t: Sequence[Any], f: Sequence[Any], ops: Ops):
+def _forward_pass(
+    model: ArmModel, lo: tuple, hi: tuple, v: Sequence[Any], t: Sequence[Any], f: Sequence[Any], ops: Ops
+):
     """Shoulder angles toward v (clamped), then unclamped elbow angles toward the target."""
-    lo, hi = model.lower, model.upper
     sh = model.shoulder
     q1, q2 = shoulder_angles(model, v, ops)
     q1, q2 = ops.clip(q1, lo[0], hi[0]), ops.clip(q2, lo[1], hi[1])

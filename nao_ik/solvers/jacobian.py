@@ -22,13 +22,10 @@ import numpy as np
 from ..kinematics import chain, jacobian_columns
 from ..model import ArmModel
 from ..ops import SCALAR, Ops, stack_matrix, unstack_vector
-from .base import Run
+from .base import MIN_PROGRESS, PATIENCE, Run
 
 Step = Callable[[list, list, Any, Ops], list]
 
-#: Progress below this (metres per iteration) ends the loop: the target is out
-#: of reach or the arm is stuck against a limit.
-MIN_PROGRESS = 1e-10
 
 #: Singular values below this fraction of the largest are treated as zero.
 SIGMA_CUTOFF = 0.01
@@ -136,10 +133,11 @@ def make_loop(step: Step, max_step: float, halvings: int = 0) -> Callable[..., R
         ch = chain(model, q, ops)
         e = [t[0] - ch.hand[0], t[1] - ch.hand[1], t[2] - ch.hand[2]]
         err = ops.sqrt(_dot(e, e))
-        progress = math.inf
+        best_q, best_err = q, err
+        stale = 0 * err
         iters = 0
         for _ in range(max_iter):
-            live = (err > tol) & (progress > MIN_PROGRESS)
+            live = (best_err > tol) & (stale < PATIENCE)
             if not ops.any(live):
                 break
             iters = iters + ops.count(live)
@@ -161,11 +159,17 @@ def make_loop(step: Step, max_step: float, halvings: int = 0) -> Callable[..., R
                 qn, chn, en, errn = _try(model, lo, hi, t, q, dq, scale, ops)
             # Finished targets keep their angles; the chain and error vector of
             # a finished target are never read again, so they are not masked.
-            progress = ops.where(live, err - errn, 0.0)
-            q = [ops.where(live, a, b) for a, b in zip(qn, q)]
+            q = ops.where_list(live, qn, q)
             err = ops.where(live, errn, err)
             ch, e = chn, en
-        return Run(q, err, iters)
+            # These methods are not monotone: keep the best pose, and stop
+            # after PATIENCE iterations without progress (out of reach, or
+            # pinned against the limits).
+            better = live & (errn < best_err - MIN_PROGRESS)
+            stale = ops.where(better, 0 * stale, stale + 1)
+            best_q = ops.where_list(better, qn, best_q)
+            best_err = ops.where(better, errn, best_err)
+        return Run(best_q, best_err, iters)
 
     return loop
 

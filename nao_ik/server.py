@@ -1,0 +1,97 @@
+"""Long-running processes: the service on a robot (``serve``) and a simulated robot (``sim``).
+
+``serve`` keeps ``NaoArmIK`` registered on a robot: it connects, registers,
+watches the connection, and when the robot's session drops it reconnects
+and registers again, waiting 0.5 s, 1 s, 2 s ... (at most 10 s) between tries.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Callable
+
+import qi
+
+from .service import DEFAULT_SPEED, register
+
+BACKOFF_START = 0.5
+BACKOFF_MAX = 10.0
+POLL = 0.2
+
+
+def stop_on_signals() -> threading.Event:
+    """An event set by SIGINT or SIGTERM."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+def serve(
+    url: str,
+    listen_url: str | None = None,
+    speed: float = DEFAULT_SPEED,
+    stop: threading.Event | None = None,
+    on_registered: Callable[[str], None] | None = None,
+) -> None:
+    """Keep ``NaoArmIK`` registered on the robot at ``url`` until ``stop`` is set.
+
+    Args:
+        url: the robot's (or simulated robot's) qi URL, e.g. ``tcp://192.168.1.12:9559``.
+        listen_url: where this process listens for callers; needed when the
+            service runs on another computer than the robot
+            (``tcp://0.0.0.0:0``). Default: loopback only.
+        speed: default fraction of maximum joint speed.
+        stop: set it to end; default: SIGINT/SIGTERM.
+        on_registered: called with the URL each time the service is (re)registered.
+    """
+    log = qi.Logger("nao_ik.serve")
+    stop = stop or stop_on_signals()
+    backoff = BACKOFF_START
+    while not stop.is_set():
+        session = qi.Session()
+        try:
+            session.connect(url)
+            if listen_url:
+                session.listen(listen_url)
+            _, sid = register(session, speed)
+        except RuntimeError as e:
+            log.warning(f"cannot register NaoArmIK on {url}: {str(e).strip().splitlines()[0]}; retry in {backoff:g} s")
+            _close(session)
+            stop.wait(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+            continue
+        backoff = BACKOFF_START
+        log.info(f"NaoArmIK registered on {url} (service id {sid})")
+        if on_registered:
+            on_registered(url)
+        while not stop.is_set() and session.isConnected():
+            stop.wait(POLL)
+        if not stop.is_set():
+            log.warning(f"lost the connection to {url}; reconnecting")
+        _close(session)
+    log.info("stopped")
+
+
+def _close(session: qi.Session) -> None:
+    try:
+        session.close()
+    except RuntimeError:
+        pass
+
+
+def run_sim(listen: str, stop: threading.Event | None = None, ready: Callable[[str], None] | None = None) -> None:
+    """Run a simulated robot (stub ALMotion on a standalone session) until ``stop``."""
+    from sim_stub.robot import SimulatedRobot
+
+    stop = stop or stop_on_signals()
+    with SimulatedRobot(listen) as robot:
+        if ready:
+            ready(robot.url)
+        while not stop.is_set():
+            stop.wait(POLL)

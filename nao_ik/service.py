@@ -1,0 +1,206 @@
+"""``NaoArmIK``: the qi service that moves NAO's arms to Cartesian targets.
+
+Register it on a session connected to a robot (or to ``nao-ik sim``)::
+
+    session.registerService("NaoArmIK", NaoArmIK(session))
+
+and call it from anywhere on that robot's service directory::
+
+    ik = session.service("NaoArmIK")
+    ik.reachTo(0.15, 0.10, 0.05, "dls")
+
+Guarantees: every argument is checked before anything else happens; the
+angles sent to ``ALMotion.setAngles`` are finite and inside the limits that the
+connected robot reported with ``ALMotion.getLimits``; an error is raised to
+the caller (with a message that names the problem) instead of a command when
+anything is wrong, and the service stays up for the next call.
+
+Concurrency: calls are served one at a time (a lock around read-solve-send),
+so two clients cannot interleave their commands to the same arm.
+
+Motors: the service does not switch motors on by itself. If an arm's
+stiffness is 0, ``reachTo`` raises an error saying so; call
+``ALMotion.wakeUp()`` first. ``computeAngles`` works either way.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import qi
+
+from . import validate
+from .api import METHODS, resolve_method, solve
+from .model import ARMS, ArmModel, arm_model
+
+_private = qi.nobind  # helpers are not published over qi
+
+LOG_CATEGORY = "nao_ik.NaoArmIK"
+DEFAULT_METHOD = "dls"
+DEFAULT_SPEED = 0.2
+
+
+class NaoArmIK:
+    """The service object.
+
+    Args:
+        session: a qi session connected to the robot's service directory.
+        speed: default ``fractionMaxSpeed`` for ``setAngles``.
+    """
+
+    def __init__(self, session: Any, speed: float = DEFAULT_SPEED):
+        self._session = session
+        self._speed = validate.speed(speed)
+        self._lock = threading.Lock()
+        self._motion: Any = None
+        self._models: dict[str, ArmModel] = {}
+        self._log = qi.Logger(LOG_CATEGORY)
+
+    # ------------------------------------------------------------ qi methods
+
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.Double, qi.Double, qi.Double, qi.String])
+    def reachTo(self, x: Any, y: Any, z: Any, method: Any) -> dict:
+        """Move the arm on the target's side (y >= 0: LArm) to (x, y, z), FRAME_TORSO metres."""
+        target = validate.target([x, y, z])
+        return self._call("reachTo", lambda: self._reach(_side(target), target, method, move=True))
+
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double, qi.String])
+    def reachToWithArm(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> dict:
+        """Move the named arm ("LArm" or "RArm") to (x, y, z)."""
+        arm = validate.arm(arm)
+        target = validate.target([x, y, z])
+        return self._call("reachToWithArm", lambda: self._reach(arm, target, method, move=True))
+
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double, qi.String])
+    def computeAngles(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> dict:
+        """The answer ``reachToWithArm`` would send, without moving the robot."""
+        arm = validate.arm(arm)
+        target = validate.target([x, y, z])
+        return self._call("computeAngles", lambda: self._reach(arm, target, method, move=False))
+
+    @qi.bind(qi.List(qi.String), [])
+    def getMethods(self) -> list:
+        """The IK methods this service knows."""
+        return list(METHODS)
+
+    @qi.bind(qi.Void, [qi.Double])
+    def setSpeed(self, fraction: Any) -> None:
+        """Default fraction of the joints' maximum speed for motions, in (0, 1]."""
+        self._speed = validate.speed(fraction)
+
+    @qi.bind(qi.Double, [])
+    def getSpeed(self) -> float:
+        """The current fraction of maximum speed."""
+        return self._speed
+
+    # ------------------------------------------------------------- internals
+
+    @_private
+    def _call(self, name: str, work: Any) -> dict:
+        with self._lock:
+            try:
+                return work()
+            except ValueError as e:
+                self._log.warning(f"{name}: refused: {e}")
+                raise
+            except Exception as e:
+                self._log.error(f"{name}: failed: {type(e).__name__}: {e}")
+                raise
+
+    @_private
+    def _reach(self, arm: str, target: tuple, method: Any, move: bool) -> dict:
+        name = resolve_method(DEFAULT_METHOD if method == "" else method)
+        motion = self._get_motion()
+        model = self._model(arm, motion)
+        names = list(model.names)
+        if move:
+            stiff = self._motion_call(motion, "getStiffnesses", names)
+            off = [n for n, s in zip(names, stiff) if not s > 0.0]
+            if off:
+                raise RuntimeError(
+                    f"{arm} motors are off (stiffness 0 on {', '.join(off)}): "
+                    "call ALMotion.wakeUp() or setStiffnesses first"
+                )
+        current = self._motion_call(motion, "getAngles", names, True)
+        start = validate.vector(current, 5, f"{arm} angles reported by ALMotion")
+        t0 = time.perf_counter()
+        sol = solve(target, model, name, initial=start)
+        solve_ms = (time.perf_counter() - t0) * 1e3
+        angles = [float(a) for a in sol.angles]
+        # Last line of defence: nothing non-finite or out of limits is sent.
+        if not all(math.isfinite(a) for a in angles):
+            raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
+        safe = list(model.clamp(angles))
+        clamped = [n for n, a, s in zip(names, angles, safe) if a != s]
+        if move:
+            self._motion_call(motion, "setAngles", names, safe, self._speed)
+        result = {
+            "arm": arm,
+            "method": name,
+            "target": list(target),
+            "names": names,
+            "angles": safe,
+            "reached": bool(sol.reached),
+            "error": float(sol.error),
+            "iterations": int(sol.iterations),
+            "solveTimeMs": float(solve_ms),
+            "clamped": clamped,
+            "moved": bool(move),
+        }
+        self._log.info(
+            f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
+            f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
+        )
+        return result
+
+    @_private
+    def _get_motion(self) -> Any:
+        if self._motion is None:
+            try:
+                self._motion = self._session.service("ALMotion")
+            except Exception as e:
+                raise RuntimeError(f"ALMotion is not reachable on the robot: {e}") from None
+            self._models.clear()  # a new ALMotion may report other limits
+        return self._motion
+
+    @_private
+    def _motion_call(self, motion: Any, method: str, *args: Any) -> Any:
+        try:
+            return getattr(motion, method)(*args)
+        except Exception as e:
+            # The proxy may be dead (ALMotion restarted): fetch it again next call.
+            self._motion = None
+            raise RuntimeError(f"ALMotion.{method} failed: {_first_line(e)}") from None
+
+    @_private
+    def _model(self, arm: str, motion: Any) -> ArmModel:
+        model = self._models.get(arm)
+        if model is None:
+            base = arm_model(arm)
+            reported = self._motion_call(motion, "getLimits", list(base.names))
+            if len(reported) != len(base.names):
+                raise RuntimeError(f"ALMotion.getLimits returned {len(reported)} joints for {arm}, expected 5")
+            model = base.with_limits(dict(zip(base.names, reported)))
+            self._models[arm] = model
+        return model
+
+
+def _side(target: tuple) -> str:
+    return ARMS[0] if target[1] >= 0.0 else ARMS[1]
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def register(session: Any, speed: float = DEFAULT_SPEED) -> tuple[NaoArmIK, int]:
+    """Create the service and register it as ``NaoArmIK`` on the session.
+
+    Returns:
+        The service object and its service id.
+    """
+    service = NaoArmIK(session, speed)
+    return service, session.registerService("NaoArmIK", service)

@@ -1,0 +1,280 @@
+"""A stand-in for NAOqi's ALMotion, faithful enough to develop and test against.
+
+What it does like ALMotion: joint and chain names, ``setAngles`` (non-blocking:
+joints then move at ``fractionMaxSpeed`` x their maximum velocity, advanced in
+20 ms cycles like ALMotion's 50 Hz loop), ``angleInterpolationWithSpeed``
+(blocking), ``getAngles`` (commanded or sensed), ``getLimits``,
+``getPosition`` of the arm effectors in FRAME_TORSO, stiffness (a joint with
+stiffness 0 does not move), ``wakeUp`` and ``rest``. It refuses what ALMotion
+refuses: unknown names, lengths that do not match, values that are not numbers.
+
+What it adds, for tests: every command is recorded, and a command with a
+value outside the joint's limits or not finite is flagged as a violation (and
+not executed beyond the limit), so a test can prove a client never sends one.
+
+What it does not do: dynamics, balance, collisions, frames other than
+FRAME_TORSO, Cartesian control.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import threading
+import time
+from typing import Any, Callable
+
+try:  # qi publishes every method of a registered object; keep helpers private
+    from qi import nobind as _private
+except ImportError:  # in-process use without libqi
+
+    def _private(f):
+        return f
+
+
+from nao_ik.kinematics import hand_pose6d
+from nao_ik.model import arm_model
+
+from .body import CHAINS, JOINTS, REST, STAND
+
+CYCLE = 0.02  # ALMotion's control period, seconds
+FRAME_TORSO = 0
+
+
+class StubMotion:
+    """ALMotion stand-in. Thread-safe; register it on a qi session as ``ALMotion``.
+
+    Args:
+        clock: monotonic time source (seconds); tests may pass a fake one.
+        sleep: how blocking calls wait; pairs with ``clock``.
+        limits: joint name -> (lower, upper) replacing the documented limits,
+            to simulate a robot that reports other ones.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        limits: dict[str, tuple[float, float]] | None = None,
+    ):
+        self._joints = dict(JOINTS)
+        for name, (lo, hi) in (limits or {}).items():
+            self._joints[name] = self._joints[name]._replace(lower=float(lo), upper=float(hi))
+        self._lock = threading.RLock()
+        # Kept in a tuple: qi would publish a callable attribute as a method.
+        self._timing = (clock, sleep)
+        start = {n: min(max(v, self._joints[n].lower), self._joints[n].upper) for n, v in STAND.items()}
+        self._commanded = dict(start)
+        self._sensed = dict(start)
+        self._stiffness = {name: 0.0 for name in JOINTS}
+        self._moves: dict[str, tuple[float, float]] = {}  # joint -> (target, rad/s)
+        self._time = clock()
+        self._record: list[dict] = []
+        self._violations: list[dict] = []
+
+    # ------------------------------------------------------------ joint motion
+
+    def setAngles(self, names: Any, angles: Any, fractionMaxSpeed: Any) -> None:
+        """Start moving joints toward angles; returns at once."""
+        with self._lock:
+            joints, values, speed = self._command("setAngles", names, angles, fractionMaxSpeed)
+            self._start(joints, values, speed)
+
+    def angleInterpolationWithSpeed(self, names: Any, targetAngles: Any, maxSpeedFraction: Any) -> None:
+        """Move joints to angles and return when they are there."""
+        with self._lock:
+            joints, values, speed = self._command("angleInterpolationWithSpeed", names, targetAngles, maxSpeedFraction)
+            self._start(joints, values, speed)
+            duration = self._remaining(joints)
+        self._timing[1](duration + CYCLE)
+        with self._lock:
+            self._advance()
+
+    def getAngles(self, names: Any, useSensors: Any) -> list[float]:
+        """Commanded (``useSensors`` False) or current (True) angles."""
+        with self._lock:
+            self._advance()
+            joints = self._expand(names)
+            source = self._sensed if bool(useSensors) else self._commanded
+            return [float(source[j]) for j in joints]
+
+    def getLimits(self, name: Any) -> list[list[float]]:
+        """``[minAngle, maxAngle, maxVelocity, maxTorque]`` per joint."""
+        return [[j.lower, j.upper, j.max_velocity, j.max_torque] for j in (self._joints[n] for n in self._expand(name))]
+
+    def getPosition(self, name: Any, frame: Any, useSensorValues: Any) -> list[float]:
+        """``[x, y, z, wx, wy, wz]`` of the ``LArm``/``RArm`` effector in FRAME_TORSO."""
+        if name not in ("LArm", "RArm"):
+            raise RuntimeError(f"ALMotion stub: getPosition supports the LArm and RArm effectors, not {name!r}")
+        if frame != FRAME_TORSO or isinstance(frame, bool):
+            raise RuntimeError(f"ALMotion stub: only FRAME_TORSO (0) is simulated, got frame {frame!r}")
+        model = arm_model(name)
+        return hand_pose6d(model, self.getAngles(list(model.names), useSensorValues))
+
+    # ------------------------------------------------------------- stiffness
+
+    def wakeUp(self) -> None:
+        """Motors on (the stub stays in its current posture)."""
+        with self._lock:
+            self._advance()
+            self._record.append(self._entry("wakeUp", [], [], None))
+            for j in self._stiffness:
+                self._stiffness[j] = 1.0
+
+    def rest(self) -> None:
+        """Go to the crouching rest posture, then motors off."""
+        with self._lock:
+            self._advance()
+            self._record.append(self._entry("rest", [], [], None))
+            self._moves.clear()
+            self._commanded.update(REST)
+            self._sensed.update(REST)
+            for j in self._stiffness:
+                self._stiffness[j] = 0.0
+
+    def robotIsWakeUp(self) -> bool:
+        """True if any motor is on."""
+        with self._lock:
+            return any(s > 0 for s in self._stiffness.values())
+
+    def setStiffnesses(self, names: Any, stiffnesses: Any) -> None:
+        """Stiffness in [0, 1] per joint (one value for all, or one each)."""
+        with self._lock:
+            self._advance()
+            joints = self._expand(names)
+            values = self._values(stiffnesses, len(joints), "stiffnesses")
+            for j, v in zip(joints, values):
+                if not 0.0 <= v <= 1.0:
+                    raise RuntimeError(f"ALMotion: stiffness of {j} must be in [0, 1], got {v!r}")
+            self._record.append(self._entry("setStiffnesses", joints, values, None))
+            for j, v in zip(joints, values):
+                self._stiffness[j] = v
+                if v == 0.0:
+                    self._moves.pop(j, None)
+
+    def getStiffnesses(self, names: Any) -> list[float]:
+        """Stiffness per joint."""
+        with self._lock:
+            return [self._stiffness[j] for j in self._expand(names)]
+
+    # ------------------------------------------------------- stub-only: tests
+
+    def getRecordedCommands(self) -> list[dict]:
+        """Every command received, oldest first (stub only)."""
+        with self._lock:
+            return [dict(c) for c in self._record]
+
+    def getViolations(self) -> list[dict]:
+        """The commands that held an out-of-limit or non-finite angle (stub only)."""
+        with self._lock:
+            return [dict(c) for c in self._violations]
+
+    def clearRecordedCommands(self) -> None:
+        """Forget the recorded commands and violations (stub only)."""
+        with self._lock:
+            self._record.clear()
+            self._violations.clear()
+
+    # -------------------------------------------------------------- internals
+
+    @_private
+    def _command(self, method: str, names: Any, angles: Any, fraction: Any):
+        self._advance()
+        joints = self._expand(names)
+        values = self._values(angles, len(joints), "angles")
+        speed = _number(fraction, "fractionMaxSpeed")
+        if not 0.0 < speed <= 1.0:
+            raise RuntimeError(f"ALMotion: fractionMaxSpeed must be in (0, 1], got {speed!r}")
+        entry = self._entry(method, joints, values, speed)
+        self._record.append(entry)
+        if entry["violations"]:
+            self._violations.append(entry)
+        return joints, values, speed
+
+    @_private
+    def _entry(self, method: str, joints: list, values: list, speed: Any) -> dict:
+        bad = []
+        if method in ("setAngles", "angleInterpolationWithSpeed"):
+            for j, v in zip(joints, values):
+                spec = self._joints[j]
+                if not math.isfinite(v) or not spec.lower <= v <= spec.upper:
+                    bad.append(f"{j}={v!r} outside [{spec.lower}, {spec.upper}]")
+        return {
+            "method": method,
+            "names": list(joints),
+            "angles": [float(v) for v in values],
+            "speed": speed,
+            "time": self._timing[0](),
+            "violations": bad,
+        }
+
+    @_private
+    def _start(self, joints: list, values: list, speed: float) -> None:
+        for j, v in zip(joints, values):
+            spec = self._joints[j]
+            if not math.isfinite(v):
+                continue  # a joint is not sent to NaN
+            target = min(max(v, spec.lower), spec.upper)
+            self._commanded[j] = target
+            if self._stiffness[j] > 0.0:
+                self._moves[j] = (target, speed * spec.max_velocity)
+
+    @_private
+    def _remaining(self, joints: list) -> float:
+        return max(
+            (abs(self._moves[j][0] - self._sensed[j]) / self._moves[j][1] for j in joints if j in self._moves),
+            default=0.0,
+        )
+
+    @_private
+    def _advance(self) -> None:
+        now = self._timing[0]()
+        cycles = int((now - self._time) / CYCLE)
+        if cycles <= 0:
+            return
+        self._time += cycles * CYCLE
+        dt = cycles * CYCLE
+        for j, (target, velocity) in list(self._moves.items()):
+            delta = target - self._sensed[j]
+            step = velocity * dt
+            if abs(delta) <= step:
+                self._sensed[j] = target
+                del self._moves[j]
+            else:
+                self._sensed[j] += math.copysign(step, delta)
+
+    @_private
+    @staticmethod
+    def _expand(names: Any) -> list[str]:
+        items = [names] if isinstance(names, str) else names
+        if not isinstance(items, (list, tuple)) or not items:
+            raise RuntimeError(f"ALMotion: names must be a joint or chain name or a list of them, got {names!r}")
+        out: list[str] = []
+        for n in items:
+            if not isinstance(n, str):
+                raise RuntimeError(f"ALMotion: names must be strings, got {n!r}")
+            if n in CHAINS:
+                out.extend(CHAINS[n])
+            elif n in JOINTS:
+                out.append(n)
+            else:
+                raise RuntimeError(f"ALMotion: unknown joint or chain name {n!r}")
+        return out
+
+    @_private
+    @staticmethod
+    def _values(values: Any, count: int, what: str) -> list[float]:
+        items = [values] if isinstance(values, numbers.Real) and not isinstance(values, bool) else values
+        if not isinstance(items, (list, tuple)):
+            raise RuntimeError(f"ALMotion: {what} must be a number or a list of numbers, got {values!r}")
+        if len(items) == 1 and count > 1 and what == "stiffnesses":
+            items = list(items) * count
+        if len(items) != count:
+            raise RuntimeError(f"ALMotion: {count} joints but {len(items)} {what}")
+        return [_number(v, what) for v in items]
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise RuntimeError(f"ALMotion: {what} must be numbers, got {value!r}")
+    return float(value)

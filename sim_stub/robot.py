@@ -1,0 +1,63 @@
+"""A simulated robot on loopback: a standalone qi session hosting the stub ALMotion.
+
+It plays the role NAOqi plays on a robot: its session is the service
+directory that ``NaoArmIK`` and clients connect to.
+"""
+
+from __future__ import annotations
+
+import qi
+
+from .motion import StubMotion
+
+DEFAULT_LISTEN = "tcp://127.0.0.1:0"
+
+
+class SimulatedRobot:
+    """A running simulated robot.
+
+    Args:
+        listen: where the service directory listens (loopback by default).
+        motion: the ALMotion stand-in to host (default: a new :class:`StubMotion`).
+
+    Attributes:
+        session: the standalone qi session (the robot's NAOqi).
+        motion: the in-process :class:`StubMotion` registered as ``ALMotion``.
+        url: the address clients connect to.
+    """
+
+    def __init__(self, listen: str = DEFAULT_LISTEN, motion: StubMotion | None = None):
+        self.session = qi.Session()
+        self.session.listenStandalone(listen)
+        self.motion = motion or StubMotion()
+        self._motion_id = self.session.registerService("ALMotion", self.motion)
+        self.url = _connectable(self.session.endpoints(), listen)
+
+    def unregister_motion(self) -> None:
+        """Take ALMotion off the service directory (simulates a crash of it)."""
+        if self._motion_id is not None:
+            self.session.unregisterService(self._motion_id)
+            self._motion_id = None
+
+    def register_motion(self) -> None:
+        """Put ALMotion (the same stub object) back."""
+        if self._motion_id is None:
+            self._motion_id = self.session.registerService("ALMotion", self.motion)
+
+    def close(self) -> None:
+        """Stop the robot's session."""
+        self.session.close()
+
+    def __enter__(self) -> "SimulatedRobot":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _connectable(endpoints: list[str], listen: str) -> str:
+    """The endpoint a client on this machine should use."""
+    for ep in endpoints:
+        if ep.startswith("tcp://127.0.0.1") or ep.startswith("tcps://127.0.0.1"):
+            return ep
+    return endpoints[0] if endpoints else listen

@@ -1,0 +1,71 @@
+"""The whole path over real libqi on loopback, as a robot would have it.
+
+A standalone session plays the robot's NAOqi and hosts the stub ALMotion; a
+second session registers NaoArmIK on it (as ``nao-ik serve`` does from a PC);
+a third is the user.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+qi = pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for the end-to-end tests")
+
+from nao_ik.cli import quiet_qi  # noqa: E402
+from nao_ik.service import register  # noqa: E402
+from sim_stub.motion import StubMotion  # noqa: E402
+from sim_stub.robot import SimulatedRobot  # noqa: E402
+
+quiet_qi("ERROR")
+
+
+class Stack:
+    """Robot, service and user sessions; closes them in reverse order."""
+
+    def __init__(self, motion: StubMotion | None = None):
+        self.robot = SimulatedRobot(motion=motion)
+        self.server = qi.Session()
+        self.server.connect(self.robot.url)
+        self.service, self.service_id = register(self.server)
+        self.user = qi.Session()
+        self.user.connect(self.robot.url)
+        self.ik = self.user.service("NaoArmIK")
+        self.motion = self.user.service("ALMotion")  # the user's proxy, over qi
+        self.stub = self.robot.motion  # the in-process stub, to inspect what it received
+
+    def moves(self) -> list[dict]:
+        """Commands that would move a joint."""
+        return [
+            c for c in self.stub.getRecordedCommands() if c["method"] in ("setAngles", "angleInterpolationWithSpeed")
+        ]
+
+    def wait_still(self, names: list, timeout: float = 5.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.motion.getAngles(names, True) == self.motion.getAngles(names, False):
+                return
+            time.sleep(0.02)
+        raise AssertionError("the simulated joints did not arrive")
+
+    def close(self) -> None:
+        for s in (self.user, self.server):
+            try:
+                s.close()
+            except RuntimeError:
+                pass
+        self.robot.close()
+
+
+@pytest.fixture
+def stack():
+    s = Stack()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def awake(stack):
+    stack.motion.wakeUp()
+    return stack

@@ -1,0 +1,111 @@
+"""The nao-ik command: sim, serve and reach as separate processes; demo and bench in-process."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nao_ik import bench, cli
+
+pytest.importorskip("qi")
+
+PY = [sys.executable, "-m", "nao_ik.cli"]
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")]))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_line(proc, text, timeout=20.0):
+    end = time.monotonic() + timeout
+    lines = []
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if line:
+            lines.append(line)
+            if text in line:
+                return line
+        elif proc.poll() is not None:
+            break
+    raise AssertionError(f"{text!r} not printed; got {lines!r}")
+
+
+@pytest.fixture
+def sim_and_service():
+    url = f"tcp://127.0.0.1:{free_port()}"
+    procs = []
+    try:
+        sim = subprocess.Popen(PY + ["sim", "--listen", url], stdout=subprocess.PIPE, text=True, env=ENV)
+        procs.append(sim)
+        wait_for_line(sim, "simulated robot listening at")
+        srv = subprocess.Popen(PY + ["serve", "--qi-url", url], stdout=subprocess.PIPE, text=True, env=ENV)
+        procs.append(srv)
+        wait_for_line(srv, "NaoArmIK registered")
+        yield url
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def run(args, **kw):
+    return subprocess.run(PY + args, capture_output=True, text=True, env=ENV, timeout=60, **kw)
+
+
+def test_sim_serve_reach_as_separate_processes(sim_and_service):
+    url = sim_and_service
+    off = run(["reach", "0.15", "0.12", "0.08", "--qi-url", url])
+    assert off.returncode == 1 and "motors are off" in off.stderr
+    out = run(["reach", "0.15", "0.12", "0.08", "--method", "fabrik", "--qi-url", url, "--wake-up"])
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["reached"] and result["arm"] == "LArm" and result["method"] == "fabrik"
+    right = run(["reach", "0.15", "-0.12", "0.08", "--arm", "RArm", "--compute-only", "--qi-url", url])
+    assert json.loads(right.stdout)["moved"] is False
+    bad = run(["reach", "0.15", "0.12", "0.08", "--method", "ccd", "--qi-url", url])
+    assert bad.returncode == 1 and "unknown method 'ccd'" in bad.stderr
+
+
+def test_reach_without_a_robot_says_so():
+    out = run(["reach", "0.1", "0.1", "0.1", "--qi-url", f"tcp://127.0.0.1:{free_port()}"])
+    assert out.returncode == 1 and "nao-ik reach:" in out.stderr
+
+
+@pytest.mark.parametrize("command", ["demo", "sim", "serve", "reach", "bench"])
+def test_every_command_has_help_with_an_example(command):
+    out = run([command, "--help"])
+    assert out.returncode == 0 and "example" in out.stdout
+
+
+def test_unknown_command():
+    assert cli.main(["fly"]) == 2
+
+
+def test_demo_prints_the_table_and_draws(tmp_path, capsys):
+    cli.main(["demo", "--out", str(tmp_path), "--methods", "fabrik", "dls"])
+    out = capsys.readouterr().out
+    assert "| method | target |" in out and "| fabrik | in front, left | LArm |" in out
+    assert "median reachTo round trip over qi" in out
+    png = tmp_path / "demo.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+
+
+def test_bench_prints_a_table(tmp_path, capsys):
+    out_file = tmp_path / "bench.md"
+    assert bench.main(["--targets", "60", "--single", "20", "--methods", "fabrik", "dls", "--out", str(out_file)]) == 0
+    text = out_file.read_text()
+    assert text.count("| LArm |") == 2 and text.count("| RArm |") == 2
+    assert "| out of limits |" in text
+    # Every row reports zero out-of-limit answers.
+    assert all(
+        line.rstrip().endswith("| 0 |")
+        for line in text.splitlines()
+        if line.startswith("| LArm") or line.startswith("| RArm")
+    )
