@@ -17,6 +17,7 @@ demo: $(STAMP)
 	$(BIN)/nao-ik demo
 
 test: $(STAMP)
+	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

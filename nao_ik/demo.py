@@ -140,7 +140,8 @@ def format_table(rows: Sequence[Reach]) -> str:
         x, y, z = r.target
         lines.append(
             f"| {r.method} | {r.label} | {r.arm} | {x:.2f}, {y:.2f}, {z:.2f} | {'yes' if r.reached else 'no'} | "
-            f"{r.ik_error_mm:.4f} | {r.robot_error_mm:.4f} | {r.iterations} | {r.solve_ms:.2f} | {r.round_trip_ms:.2f} |"
+            f"{r.ik_error_mm:.4f} | {r.robot_error_mm:.4f} | {r.iterations} | {r.solve_ms:.2f} | "
+            f"{r.round_trip_ms:.2f} |"
         )
     return "\n".join(lines)
 

@@ -48,7 +48,7 @@ class SimulatedRobot:
         """Stop the robot's session."""
         self.session.close()
 
-    def __enter__(self) -> "SimulatedRobot":
+    def __enter__(self) -> SimulatedRobot:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,7 +9,6 @@ import numpy as np
 from ..model import ArmModel
 from ..ops import Ops
 
-
 #: The stall rule every solver loop follows: an iteration that improves the
 #: best error by less than MIN_PROGRESS metres does not count as progress, and
 #: PATIENCE such iterations in a row end the loop for that target (it is out
