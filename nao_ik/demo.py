@@ -60,6 +60,7 @@ def run_demo(out_dir: str = "demo_out", methods: Sequence[str] | None = None, sp
     with SimulatedRobot() as robot:
         server = qi.Session()
         server.connect(robot.url)
+        server.listen("tcp://127.0.0.1:0")
         register(server)
         user = qi.Session()
         user.connect(robot.url)

@@ -15,6 +15,7 @@ import qi
 
 from .service import DEFAULT_SPEED, register
 
+LOOPBACK = "tcp://127.0.0.1:0"
 BACKOFF_START = 0.5
 BACKOFF_MAX = 10.0
 POLL = 0.2
@@ -57,8 +58,7 @@ def serve(
         session = qi.Session()
         try:
             session.connect(url)
-            if listen_url:
-                session.listen(listen_url)
+            session.listen(listen_url or LOOPBACK)
             _, sid = register(session, speed)
         except RuntimeError as e:
             log.warning(f"cannot register NaoArmIK on {url}: {str(e).strip().splitlines()[0]}; retry in {backoff:g} s")

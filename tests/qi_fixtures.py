@@ -28,6 +28,7 @@ class Stack:
         self.robot = SimulatedRobot(motion=motion)
         self.server = qi.Session()
         self.server.connect(self.robot.url)
+        self.server.listen("tcp://127.0.0.1:0")
         self.service, self.service_id = register(self.server)
         self.user = qi.Session()
         self.user.connect(self.robot.url)
