@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test soak bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/python -m pytest -q
+
+# The long variant of the reliability tests: 2000 examples per property and a
+# one-minute load run with 4 client processes.
+soak: $(STAMP)
+	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py
+	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
 
 bench: $(STAMP)
 	$(BIN)/nao-ik bench --out docs/bench.md

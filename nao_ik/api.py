@@ -105,6 +105,10 @@ def solve_batch(
     model = resolve_arm(arm)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
     t = _finite_array(targets, "targets", (-1, 3))
+    far = np.abs(t) > validate.MAX_COORDINATE
+    if far.any():
+        row, col = np.argwhere(far)[0]
+        raise ValueError(f"targets[{row}, {col}] must be within +-{validate.MAX_COORDINATE:g} m, got {t[row, col]!r}")
     n = t.shape[0]
     if initial is None:
         q0 = np.tile(np.asarray(model.neutral), (n, 1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -15,6 +16,7 @@ commands:
   serve    register the NaoArmIK service on a robot (or a simulated one) and keep it registered
   reach    call NaoArmIK.reachTo once and print the answer
   bench    benchmark every IK method on the paper's protocol (markdown table)
+  loadtest several clients calling reachTo at once against a simulated robot
 
 Run 'nao-ik COMMAND --help' for the options of a command.
 """
@@ -61,15 +63,31 @@ def serve_main(argv: Sequence[str]) -> int:
         "(tcp://0.0.0.0:0). Default: loopback only",
     )
     p.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed (default 0.2)")
+    p.add_argument(
+        "--user",
+        help="login for robots that require one (NAOqi 2.9: --qi-url tcps://ROBOT:9503); "
+        "the password is read from the NAOQI_PASSWORD environment variable",
+    )
     a = p.parse_args(argv)
+    from . import validate
+
+    try:
+        speed = validate.speed(a.speed)
+    except ValueError as e:
+        p.error(str(e))
+    password = os.environ.get("NAOQI_PASSWORD")
+    if a.user and password is None:
+        p.error("--user needs the password in the NAOQI_PASSWORD environment variable")
     quiet_qi()
     from .server import serve
 
     serve(
         a.qi_url,
         a.qi_listen_url,
-        a.speed,
+        speed,
         on_registered=lambda url: print(f"NaoArmIK registered on {url}", flush=True),
+        user=a.user,
+        password=password,
     )
     return 0
 
@@ -123,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command == "bench":
         from .bench import main as run
+    elif command == "loadtest":
+        from .loadtest import main as run
     elif command == "demo":
         quiet_qi()
         from .demo import main as run

@@ -33,12 +33,34 @@ def stop_on_signals() -> threading.Event:
     return stop
 
 
+class _Authenticator:
+    """libqi client authenticator: the user and password NAOqi 2.9 asks for over tcps."""
+
+    def __init__(self, user: str, password: str):
+        self._data = {"user": user, "token": password}
+
+    def initialAuthData(self) -> dict:  # noqa: N802 (libqi's name)
+        return dict(self._data)
+
+
+class AuthenticatorFactory:
+    """What ``qi.Session.setClientAuthenticatorFactory`` takes."""
+
+    def __init__(self, user: str, password: str):
+        self._user, self._password = user, password
+
+    def newAuthenticator(self) -> _Authenticator:  # noqa: N802 (libqi's name)
+        return _Authenticator(self._user, self._password)
+
+
 def serve(
     url: str,
     listen_url: str | None = None,
     speed: float = DEFAULT_SPEED,
     stop: threading.Event | None = None,
     on_registered: Callable[[str], None] | None = None,
+    user: str | None = None,
+    password: str | None = None,
 ) -> None:
     """Keep ``NaoArmIK`` registered on the robot at ``url`` until ``stop`` is set.
 
@@ -50,12 +72,16 @@ def serve(
         speed: default fraction of maximum joint speed.
         stop: set it to end; default: SIGINT/SIGTERM.
         on_registered: called with the URL each time the service is (re)registered.
+        user: login for robots that require one (NAOqi 2.9, ``tcps://...:9503``).
+        password: its password.
     """
     log = qi.Logger("nao_ik.serve")
     stop = stop or stop_on_signals()
     backoff = BACKOFF_START
     while not stop.is_set():
         session = qi.Session()
+        if user is not None:
+            session.setClientAuthenticatorFactory(AuthenticatorFactory(user, password or ""))
         try:
             session.connect(url)
             session.listen(listen_url or LOOPBACK)

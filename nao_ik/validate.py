@@ -37,9 +37,20 @@ def vector(value: Any, length: int, name: str, labels: Sequence[str] | None = No
     return tuple(number(v, lab) for v, lab in zip(value, labels))
 
 
+#: Largest target coordinate accepted, metres. The arm reaches 0.22 m; a
+#: target a thousand kilometres away is an upstream bug, and the squares of
+#: coordinates near 1e154 would overflow.
+MAX_COORDINATE = 1e6
+
+
 def target(value: Any) -> tuple[float, float, float]:
-    """A Cartesian target ``[x, y, z]`` in metres."""
-    return vector(value, 3, "target", ("target x", "target y", "target z"))  # type: ignore[return-value]
+    """A Cartesian target ``[x, y, z]`` in metres, each within +-MAX_COORDINATE."""
+    labels = ("target x", "target y", "target z")
+    t = vector(value, 3, "target", labels)
+    for v, label in zip(t, labels):
+        if abs(v) > MAX_COORDINATE:
+            raise ValueError(f"{label} must be within +-{MAX_COORDINATE:g} m (FRAME_TORSO metres), got {v!r}")
+    return t  # type: ignore[return-value]
 
 
 def arm(value: Any) -> str:

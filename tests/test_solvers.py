@@ -187,6 +187,7 @@ def test_scalar_and_array_kernels_agree():
         (dict(target="0.1 0.1 0.1"), "target must be a sequence"),
         (dict(target=None), "target must be a sequence"),
         (dict(target=[0.1, True, 0.1]), "target y"),
+        (dict(target=[0.1, 0.1, 1.3e154]), r"target z must be within \+-1e\+06 m"),
         (dict(arm="Head"), "unknown arm 'Head'"),
         (dict(method="ccd"), "unknown method 'ccd'"),
         (dict(tolerance=0.0), "tolerance must be > 0"),

@@ -11,6 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..kinematics import forward_batch
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
 from ..swivel import swivel_seeds
@@ -70,12 +71,24 @@ def restart_starts(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> n
     return np.concatenate([first, rest], axis=1)
 
 
-def max_reach(model: ArmModel) -> float:
-    """Distance from the shoulder centre to the hand with the arm stretched (an upper bound)."""
-    ux, uy, uz = model.joints[2].offset
-    wx = model.joints[4].offset[0]
-    hx, hy, hz = model.hand_offset
-    return float(np.hypot(ux, uy) + np.hypot(wx + hx, hz))
+def reach_range(model: ArmModel) -> tuple[float, float]:
+    """Smallest and largest shoulder-to-hand distance the limits allow (any WristYaw).
+
+    Sampled on a grid of ElbowYaw, ElbowRoll and WristYaw (the distance does
+    not depend on the shoulder joints), widened by 1 mm for the grid's step.
+    """
+    cached = _REACH.get(model)
+    if cached is None:
+        lo, hi = model.lower, model.upper
+        g = np.meshgrid(*(np.linspace(lo[i], hi[i], 25) for i in (2, 3, 4)), indexing="ij")
+        q = np.zeros((g[0].size, 5))
+        q[:, 2], q[:, 3], q[:, 4] = (x.ravel() for x in g)
+        d = np.linalg.norm(forward_batch(model, q) - np.asarray(model.shoulder), axis=1)
+        cached = _REACH[model] = (max(float(d.min()) - 1e-3, 0.0), float(d.max()) + 1e-3)
+    return cached
+
+
+_REACH: dict = {}
 
 
 def run_single(
@@ -149,6 +162,7 @@ def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarr
 
 
 def _far(model: ArmModel, targets: np.ndarray) -> np.ndarray:
-    """Targets no start can reach: beyond the stretched arm (restarts are pointless)."""
+    """Targets no start can reach, nearer or farther than the arm's reach: restarts are pointless."""
     d = np.linalg.norm(targets - np.asarray(model.shoulder), axis=1)
-    return d > max_reach(model) + 1e-9
+    near, far = reach_range(model)
+    return (d < near) | (d > far)

@@ -1,0 +1,220 @@
+"""``nao-ik loadtest``: several client processes calling ``reachTo`` at once, against a simulated robot.
+
+It starts ``nao-ik sim`` and ``nao-ik serve`` as their own processes (so the
+service's memory can be read from /proc), wakes the robot, runs the clients
+for a fixed time, then checks what the stub ALMotion received: every
+``setAngles`` must be exactly one answer that a client got back (nothing
+lost, nothing interleaved), and none may be out of limits or non-finite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from .kinematics import forward_batch
+from .model import arm_model
+
+METHODS = ("dls", "fabrik", "jacobian-pinv", "sdls")
+
+
+class LoadReport(NamedTuple):
+    """What a load run measured."""
+
+    clients: int
+    seconds: float
+    calls: int
+    failures: int
+    failure_examples: list
+    calls_per_s: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    commands: int
+    unmatched: int
+    violations: int
+    rss_start_mb: float
+    rss_warm_mb: float
+    rss_end_mb: float
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _start(args: list[str], ready: str) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nao_ik.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if ready in line:
+            return proc
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise RuntimeError(f"nao-ik {args[0]} did not start")
+
+
+def _targets(n: int, seed: int) -> list[tuple[float, float, float]]:
+    out = []
+    rng = np.random.default_rng(seed)
+    for arm in ("LArm", "RArm"):
+        m = arm_model(arm)
+        q = rng.uniform(m.lower, m.upper, (n, 5))
+        q[:, 4] = 0.0
+        out.extend(map(tuple, forward_batch(m, q).tolist()))
+    rng.shuffle(out)
+    return out
+
+
+def _client(url: str, seconds: float, seed: int, queue: mp.Queue) -> None:
+    import qi
+
+    qi.logging.setLevel(qi.logging.ERROR)
+    qi.logging.setFilters("qi.path.sdklayout=silent")
+    session = qi.Session()
+    session.connect(url)
+    ik = session.service("NaoArmIK")
+    targets = _targets(200, seed)
+    latencies, answers, failures = [], [], []
+    end = time.monotonic() + seconds
+    k = 0
+    while time.monotonic() < end:
+        target = targets[k % len(targets)]
+        method = METHODS[k % len(METHODS)]
+        k += 1
+        t0 = time.perf_counter()
+        try:
+            r = ik.reachTo(*target, method)
+        except Exception as e:  # every failure is reported, none is expected
+            failures.append(str(e).strip().splitlines()[0])
+            continue
+        latencies.append((time.perf_counter() - t0) * 1e3)
+        answers.append((tuple(r["names"]), tuple(r["angles"])))
+    session.close()
+    queue.put((latencies, answers, failures))
+
+
+def run_load(clients: int = 4, seconds: float = 10.0, seed: int = 0) -> LoadReport:
+    """Run the load test and return its figures."""
+    url = f"tcp://127.0.0.1:{_free_port()}"
+    sim = _start(["sim", "--listen", url], "listening")
+    serve = None
+    try:
+        serve = _start(["serve", "--qi-url", url], "registered")
+        import qi
+
+        qi.logging.setLevel(qi.logging.ERROR)
+        qi.logging.setFilters("qi.path.sdklayout=silent")
+        session = qi.Session()
+        session.connect(url)
+        motion = session.service("ALMotion")
+        motion.wakeUp()
+        motion.clearRecordedCommands()
+        rss_start = _rss_mb(serve.pid)
+        ctx = mp.get_context("spawn")
+        queue = ctx.Queue()
+        procs = [ctx.Process(target=_client, args=(url, seconds, seed + i, queue)) for i in range(clients)]
+        t0 = time.monotonic()
+        for p in procs:
+            p.start()
+        time.sleep(min(1.0, seconds / 4))
+        rss_warm = _rss_mb(serve.pid)
+        results = [queue.get(timeout=seconds + 60) for _ in procs]
+        elapsed = time.monotonic() - t0
+        for p in procs:
+            p.join(timeout=10)
+        rss_end = _rss_mb(serve.pid)
+        commands = [c for c in motion.getRecordedCommands() if c["method"] == "setAngles"]
+        violations = len(motion.getViolations())
+        session.close()
+    finally:
+        for proc in (serve, sim):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=10)
+    latencies = np.array([x for r in results for x in r[0]])
+    answers = Counter(a for r in results for a in r[1])
+    failures = [f for r in results for f in r[2]]
+    sent = Counter((tuple(c["names"]), tuple(c["angles"])) for c in commands)
+    unmatched = sum((sent - answers).values()) + sum((answers - sent).values())
+    calls = len(latencies) + len(failures)
+    return LoadReport(
+        clients,
+        seconds,
+        calls,
+        len(failures),
+        failures[:3],
+        calls / elapsed,
+        float(np.percentile(latencies, 50)) if latencies.size else float("nan"),
+        float(np.percentile(latencies, 99)) if latencies.size else float("nan"),
+        float(latencies.max()) if latencies.size else float("nan"),
+        len(commands),
+        unmatched,
+        violations,
+        rss_start,
+        rss_warm,
+        rss_end,
+    )
+
+
+def format_report(r: LoadReport) -> str:
+    """A markdown table of one run."""
+    return "\n".join(
+        [
+            "| clients | seconds | calls | failures | calls/s | p50 (ms) | p99 (ms) | max (ms) | setAngles recorded "
+            "| unmatched | violations | service RSS start / warm / end (MB) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| {r.clients} | {r.seconds:g} | {r.calls} | {r.failures} | {r.calls_per_s:.0f} | {r.p50_ms:.2f} | "
+            f"{r.p99_ms:.2f} | {r.max_ms:.2f} | {r.commands} | {r.unmatched} | {r.violations} | "
+            f"{r.rss_start_mb:.1f} / {r.rss_warm_mb:.1f} / {r.rss_end_mb:.1f} |",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    p = argparse.ArgumentParser(
+        prog="nao-ik loadtest",
+        description="Several client processes call NaoArmIK.reachTo at once against a simulated robot; "
+        "checks every command the robot received and prints latency, throughput and memory.",
+        epilog="example: nao-ik loadtest --clients 4 --seconds 30",
+    )
+    p.add_argument("--clients", type=int, default=4)
+    p.add_argument("--seconds", type=float, default=10.0)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    if not 1 <= a.clients <= 64 or not 0 < a.seconds <= 3600:
+        p.error("--clients must be in 1..64 and --seconds in (0, 3600]")
+    report = run_load(a.clients, a.seconds, a.seed)
+    print(format_report(report))
+    if report.failure_examples:
+        print("failures, first ones:", *report.failure_examples, sep="\n  ")
+    ok = report.failures == 0 and report.unmatched == 0 and report.violations == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
