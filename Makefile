@@ -1,16 +1,19 @@
 # Two commands for a fresh machine: `make demo` and `make test`.
 # Each creates .venv if it is missing and installs the project into it.
 PYTHON ?= python3
+# Extras to install: dev (tests, lint); add train to cross-check RPROP against PyTorch.
+EXTRAS ?= dev
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
+comma := ,
+STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: demo test soak bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -74,8 +74,12 @@ def solve(
     q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
     run = run_single(spec, model, t, q0, tol, cap)
     angles = model.clamp(run.q)
-    error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
-    return Solution(angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm)
+    if list(angles) == list(run.q):
+        error = float(run.error)
+    else:  # defensive: a solver's angles are already within the limits
+        error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
+    clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
+    return Solution(angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped)
 
 
 def solve_batch(
@@ -121,13 +125,18 @@ def solve_batch(
         q0 = np.clip(q0, model.lower, model.upper)
     if n == 0:
         empty = np.zeros(0)
+        none = np.zeros((0, 5), dtype=bool)
         return BatchSolution(
-            np.zeros((0, 5)), model.names, empty.astype(bool), empty, empty.astype(int), spec.name, model.arm
+            np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none
         )
     run = run_batch(spec, model, t, q0, tol, cap)
     angles = np.clip(run.q, model.lower, model.upper)
-    error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
-    return BatchSolution(angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm)
+    if np.array_equal(angles, run.q):
+        error = np.asarray(run.error, dtype=float)
+    else:  # defensive: a solver's angles are already within the limits
+        error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
+    clamped = run.clamped if run.clamped is not None else np.zeros((n, 5), dtype=bool)
+    return BatchSolution(angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped)
 
 
 def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:

@@ -17,6 +17,7 @@ commands:
   reach    call NaoArmIK.reachTo once and print the answer
   bench    benchmark every IK method on the paper's protocol (markdown table)
   loadtest several clients calling reachTo at once against a simulated robot
+  train    train the networks from scratch (nn, nn-paper, the paper's hidden-unit sweep)
 
 Run 'nao-ik COMMAND --help' for the options of a command.
 """
@@ -141,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command == "bench":
         from .bench import main as run
+    elif command == "train":
+        from .nn.cli import main as run
     elif command == "loadtest":
         from .loadtest import main as run
     elif command == "demo":

@@ -60,28 +60,23 @@ class ArmModel(NamedTuple):
         active: indices of the joints the position solvers move; WristYaw (4)
             is held at its start value because it only turns the 12.31 mm
             hand offset about the forearm.
+        lower, upper: the joints' limits as tuples (kept equal to ``joints``
+            by :func:`make_model`, the only constructor; read in every
+            solver iteration).
     """
 
     arm: str
     joints: tuple[Joint, ...]
     hand_offset: tuple[float, float, float]
     neutral: tuple[float, ...]
-    active: tuple[int, ...] = (0, 1, 2, 3)
+    active: tuple[int, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
 
     @property
     def names(self) -> tuple[str, ...]:
         """ALMotion joint names in chain order."""
         return tuple(j.name for j in self.joints)
-
-    @property
-    def lower(self) -> tuple[float, ...]:
-        """Lower joint limits, radians."""
-        return tuple(j.lower for j in self.joints)
-
-    @property
-    def upper(self) -> tuple[float, ...]:
-        """Upper joint limits, radians."""
-        return tuple(j.upper for j in self.joints)
 
     @property
     def shoulder(self) -> tuple[float, float, float]:
@@ -115,7 +110,7 @@ class ArmModel(NamedTuple):
             vel = values[2] if len(values) > 2 and values[2] > 0 else j.max_velocity
             joints.append(j._replace(lower=lo, upper=hi, max_velocity=vel))
         neutral = tuple(min(max(q, j.lower), j.upper) for q, j in zip(self.neutral, joints))
-        return self._replace(joints=tuple(joints), neutral=neutral)
+        return make_model(self.arm, tuple(joints), self.hand_offset, neutral, self.active)
 
     def clamp(self, angles: Sequence[float]) -> tuple[float, ...]:
         """Clamp joint angles (chain order) into the limits."""
@@ -124,6 +119,19 @@ class ArmModel(NamedTuple):
     def within_limits(self, angles: Sequence[float], slack: float = 0.0) -> bool:
         """True if every angle is finite and inside the limits (+- slack)."""
         return all(math.isfinite(q) and j.lower - slack <= q <= j.upper + slack for q, j in zip(angles, self.joints))
+
+
+def make_model(
+    arm: str,
+    joints: tuple[Joint, ...],
+    hand_offset: tuple[float, float, float],
+    neutral: tuple[float, ...],
+    active: tuple[int, ...] = (0, 1, 2, 3),
+) -> ArmModel:
+    """Build an :class:`ArmModel` (the limit tuples are derived from ``joints``)."""
+    lower = tuple(j.lower for j in joints)
+    upper = tuple(j.upper for j in joints)
+    return ArmModel(arm, joints, hand_offset, neutral, active, lower, upper)
 
 
 def _arm(side: str) -> ArmModel:
@@ -142,7 +150,7 @@ def _arm(side: str) -> ArmModel:
     # Neutral: upper arm forward and slightly out, elbow half bent, away from
     # the stretched-arm singularity and from every limit.
     neutral = (0.0, s * 0.3, 0.0, -s * 0.9, 0.0)
-    return ArmModel(side + "Arm", joints, (HAND_OFFSET_X, 0.0, -HAND_OFFSET_Z), neutral)
+    return make_model(side + "Arm", joints, (HAND_OFFSET_X, 0.0, -HAND_OFFSET_Z), neutral)
 
 
 _MODELS = {"LArm": _arm("L"), "RArm": _arm("R")}

@@ -13,14 +13,13 @@ positive turns the elbow outward for the left arm (right-hand rule about S -> t)
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from .kinematics import forward_batch
 from .model import ArmModel
-from .ops import ARRAY
-from .solvers.fabrik import forearm, recover_angles, upper_arm
+from .ops import ARRAY, SCALAR, Ops
+from .solvers.fabrik import forearm, recover_angles_checked, upper_arm
 
 
 class SwivelSet(NamedTuple):
@@ -28,14 +27,62 @@ class SwivelSet(NamedTuple):
 
     Attributes:
         angles: (N, K, 5) joint angles (unclamped).
-        violation: (N, K) summed distance outside the limits, radians (0 = feasible).
-        reachable: (N,) False where the target is outside the arm's reach
-            (the circle is then that of the nearest reachable distance).
+        violation: (N, K) summed distance outside the limits, radians (0 = feasible),
+            plus, where no angles reach the point at all, by how much (see
+            :func:`~nao_ik.solvers.fabrik.elbow_angles`).
+        reachable: (N,) False where the target is nearer or farther than the
+            rigid links allow (the circle is then that of the nearest distance).
     """
 
     angles: np.ndarray
     violation: np.ndarray
     reachable: np.ndarray
+
+
+_DOWN, _BACK = (0.0, 0.0, -1.0), (-1.0, 0.0, 0.0)
+
+
+def point(model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SCALAR) -> tuple[list, Any]:
+    """The configuration at swivel ``phi`` for target ``t``, elementwise (floats or arrays).
+
+    Returns:
+        (five joint angles, unclamped; violation as in :class:`SwivelSet`).
+    """
+    s = model.shoulder
+    l1, _ = upper_arm(model)
+    f = forearm(model, wrist, ops)
+    l2 = ops.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
+    dv = [t[0] - s[0], t[1] - s[1], t[2] - s[2]]
+    d_raw = ops.sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])
+    n = [c / ops.maximum(d_raw, 1e-12) for c in dv]
+    d = ops.minimum(ops.maximum(d_raw, ops.abs(l1 - l2) + 1e-9), l1 + l2 - 1e-9)
+    a = (d * d + l1 * l1 - l2 * l2) / (2 * d)
+    r = ops.sqrt(ops.maximum(l1 * l1 - a * a, 0.0))
+    # Zero swivel: the elbow at its lowest (-z projected on the circle's
+    # plane), or toward -x when the arm points straight up or down.
+    u = _project(_DOWN, n)
+    un = ops.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    ub = _project(_BACK, n)
+    ubn = ops.sqrt(ub[0] * ub[0] + ub[1] * ub[1] + ub[2] * ub[2])
+    tiny = un < 1e-6
+    u = [ops.where(tiny, b / ops.maximum(ubn, 1e-12), c / ops.maximum(un, 1e-12)) for c, b in zip(u, ub)]
+    v = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]]
+    c, sn = ops.cos(phi), ops.sin(phi)
+    elbow = [s[k] + a * n[k] + r * (c * u[k] + sn * v[k]) for k in range(3)]
+    hand = [s[k] + d * n[k] for k in range(3)]
+    # Where the forearm would have to point closer to the upper arm's x axis
+    # than the 12.31 mm hand offset allows, no angles put the hand on the
+    # point: that excess counts as violation too.
+    q, violation = recover_angles_checked(model, elbow, hand, wrist, ops)
+    for qi, lo, hi in zip(q, model.lower, model.upper):
+        violation = violation + ops.maximum(lo - qi, 0.0) + ops.maximum(qi - hi, 0.0)
+    return q, violation
+
+
+def _project(w: Sequence[float], n: Sequence[Any]) -> list:
+    """w minus its component along n."""
+    dot = w[0] * n[0] + w[1] * n[1] + w[2] * n[2]
+    return [w[k] - dot * n[k] for k in range(3)]
 
 
 def swivel_configurations(model: ArmModel, targets: np.ndarray, wrist: np.ndarray, swivels: np.ndarray) -> SwivelSet:
@@ -45,54 +92,26 @@ def swivel_configurations(model: ArmModel, targets: np.ndarray, wrist: np.ndarra
         model: the arm.
         targets: (N, 3) hand targets, metres.
         wrist: (N,) WristYaw held for each target.
-        swivels: (K,) swivel angles, radians.
+        swivels: (K,) swivel angles shared by all targets, or (N, K) per target.
 
     Returns:
         The :class:`SwivelSet`.
     """
     t = np.asarray(targets, dtype=float).reshape(-1, 3)
-    wrist = np.broadcast_to(np.asarray(wrist, dtype=float), t.shape[:1])
-    swivels = np.asarray(swivels, dtype=float).reshape(-1)
-    s = np.asarray(model.shoulder)
+    n = t.shape[0]
+    phi = np.asarray(swivels, dtype=float)
+    phi = np.broadcast_to(phi.reshape(1, -1) if phi.ndim == 1 else phi, (n, phi.shape[-1]))
+    k = phi.shape[1]
+    tf = np.repeat(t, k, axis=0)
+    wf = np.repeat(np.broadcast_to(np.asarray(wrist, dtype=float), (n,)), k)
+    q, violation = point(model, [tf[:, 0], tf[:, 1], tf[:, 2]], wf, phi.ravel(), ARRAY)
+    angles = np.stack(np.broadcast_arrays(*q), axis=-1).reshape(n, k, 5)
     l1, _ = upper_arm(model)
-    f = np.stack(np.broadcast_arrays(*forearm(model, wrist, ARRAY)), axis=-1)
+    f = np.stack(np.broadcast_arrays(*forearm(model, wf[::k], ARRAY)), axis=-1)
     l2 = np.linalg.norm(f, axis=-1)
-    dv = t - s
-    d_raw = np.linalg.norm(dv, axis=1)
-    n = dv / np.maximum(d_raw, 1e-12)[:, None]
-    dmin, dmax = np.abs(l1 - l2) + 1e-9, l1 + l2 - 1e-9
-    reachable = (d_raw >= dmin) & (d_raw <= dmax)
-    d = np.clip(d_raw, dmin, dmax)
-    a = (d * d + l1 * l1 - l2 * l2) / (2 * d)
-    r = np.sqrt(np.maximum(l1 * l1 - a * a, 0.0))
-    centre = s + a[:, None] * n
-    # Zero swivel: the elbow at its lowest, i.e. -z projected on the circle's plane.
-    down = np.array([0.0, 0.0, -1.0])
-    u = down - (n @ down)[:, None] * n
-    small = np.linalg.norm(u, axis=1) < 1e-6
-    u[small] = np.array([-1.0, 0.0, 0.0]) - (n[small] @ np.array([-1.0, 0.0, 0.0]))[:, None] * n[small]
-    u /= np.linalg.norm(u, axis=1)[:, None]
-    v = np.cross(n, u)
-    c, sn = np.cos(swivels), np.sin(swivels)
-    elbow = centre[:, None, :] + r[:, None, None] * (
-        c[None, :, None] * u[:, None, :] + sn[None, :, None] * v[:, None, :]
-    )
-    hand = s + d[:, None] * n  # the target, or the nearest reachable point toward it
-    k = swivels.size
-    e_flat = elbow.reshape(-1, 3)
-    h_flat = np.repeat(hand, k, axis=0)
-    q = recover_angles(
-        model, [e_flat[:, i] for i in range(3)], [h_flat[:, i] for i in range(3)], np.repeat(wrist, k), ARRAY
-    )
-    angles = np.stack(np.broadcast_arrays(*q), axis=-1).reshape(t.shape[0], k, 5)
-    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
-    violation = (np.maximum(lo - angles, 0.0) + np.maximum(angles - hi, 0.0)).sum(axis=-1)
-    # Where the forearm would have to point closer to the upper arm's x axis
-    # than the 12.31 mm hand offset allows, no angles put the hand on the
-    # target: count the miss (in units of the forearm length) as violation.
-    miss = np.linalg.norm(forward_batch(model, angles.reshape(-1, 5)) - h_flat, axis=1).reshape(t.shape[0], k)
-    violation = violation + np.where(miss > 1e-9, miss / l2[:, None], 0.0)
-    return SwivelSet(angles, violation, reachable)
+    d = np.linalg.norm(t - np.asarray(model.shoulder), axis=1)
+    reachable = (d >= np.abs(l1 - l2) + 1e-9) & (d <= l1 + l2 - 1e-9)
+    return SwivelSet(angles, np.broadcast_to(violation, (n * k,)).reshape(n, k), reachable)
 
 
 #: Swivel angles tried for restarts: every 15 degrees.

@@ -19,6 +19,10 @@ def number(value: Any, name: str) -> float:
     Raises:
         ValueError: naming ``name`` and the value.
     """
+    if type(value) is float:  # the common case, without the ABC check
+        if math.isfinite(value):
+            return value
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a finite number, got {_show(value)}")
     x = float(value)

@@ -78,7 +78,7 @@ def test_reach_without_a_robot_says_so():
     assert out.returncode == 1 and "nao-ik reach:" in out.stderr
 
 
-@pytest.mark.parametrize("command", ["demo", "sim", "serve", "reach", "bench"])
+@pytest.mark.parametrize("command", ["demo", "sim", "serve", "reach", "bench", "loadtest"])
 def test_every_command_has_help_with_an_example(command):
     out = run([command, "--help"])
     assert out.returncode == 0 and "example" in out.stdout

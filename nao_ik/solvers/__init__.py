@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import BatchSolution, Run, Solution, SolverSpec
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
+from .network import hold_loop, paper_start, swivel_start
 
 SOLVERS: dict[str, SolverSpec] = {
     s.name: s
@@ -14,11 +15,20 @@ SOLVERS: dict[str, SolverSpec] = {
         SolverSpec("jacobian-pinv", pinv_loop, 100, "SVD pseudoinverse, 1 % singular cutoff, step halving"),
         SolverSpec("dls", dls_loop, 100, "damped least squares, damping shrinking with the error"),
         SolverSpec("sdls", sdls_loop, 200, "Buss & Kim selectively damped least squares"),
+        SolverSpec("nn-paper", hold_loop, 0, "the paper's 3-40-4 sigmoid MLP (RPROP)", paper_start, False),
+        SolverSpec(
+            "nn", hold_loop, 0, "MLP predicts the elbow swivel; geometry gives exact angles", swivel_start, False
+        ),
+        SolverSpec("nn-refined", dls_loop, 100, "nn's answer refined by damped least squares", swivel_start),
     )
 }
+
+#: The methods that iterate until the hand is within the tolerance (the
+#: others answer in one evaluation and report their error).
+ITERATIVE: tuple[str, ...] = tuple(n for n, s in SOLVERS.items() if s.loop is not hold_loop)
 
 #: Other names for registered methods. ``jacobian`` is the best Jacobian method
 #: measured by ``nao-ik bench``.
 ALIASES: dict[str, str] = {"jacobian": "dls"}
 
-__all__ = ["ALIASES", "SOLVERS", "BatchSolution", "Run", "Solution", "SolverSpec"]
+__all__ = ["ALIASES", "ITERATIVE", "SOLVERS", "BatchSolution", "Run", "Solution", "SolverSpec"]

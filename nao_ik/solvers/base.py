@@ -28,6 +28,9 @@ class Solution(NamedTuple):
         iterations: iterations used, summed over restarts.
         method: the solver that produced it.
         arm: ``"LArm"`` or ``"RArm"``.
+        clamped: joints whose raw value (a network's output) was outside the
+            limits and was clamped; empty for the iterative solvers, which
+            stay inside the limits throughout.
     """
 
     angles: tuple[float, ...]
@@ -37,6 +40,7 @@ class Solution(NamedTuple):
     iterations: int
     method: str
     arm: str
+    clamped: tuple[str, ...] = ()
 
 
 class BatchSolution(NamedTuple):
@@ -50,6 +54,7 @@ class BatchSolution(NamedTuple):
         iterations: (N,) int.
         method: the solver.
         arm: the arm.
+        clamped: (N, 5) bool, as :attr:`Solution.clamped`.
     """
 
     angles: np.ndarray
@@ -59,14 +64,25 @@ class BatchSolution(NamedTuple):
     iterations: np.ndarray
     method: str
     arm: str
+    clamped: np.ndarray | None = None
 
 
 class Run(NamedTuple):
-    """What a solver loop returns: final angles (5 components), error, iterations."""
+    """What a solver loop returns: final angles (5 components), error, iterations.
+
+    ``clamped`` (5 flags, or None) marks joints of a network's raw answer that
+    were clamped into the limits.
+    """
 
     q: list
     error: Any
     iterations: Any
+    clamped: Any = None
+
+
+# A start rule: (model, target components, caller's start, ops) -> (start
+# angles, clamped flags or None). The network methods start from a prediction.
+Start = Callable[[ArmModel, Sequence[Any], Sequence[Any], Ops], tuple]
 
 
 # A solver loop: (model, target components, start angles, tolerance, max
@@ -78,16 +94,20 @@ Loop = Callable[[ArmModel, Sequence[Any], Sequence[Any], float, int, Ops], Run]
 
 
 class SolverSpec(NamedTuple):
-    """A registered iterative solver.
+    """A registered solver.
 
     Attributes:
         name: the method name users pass.
         loop: the elementwise iteration.
         max_iterations: default iteration cap per start.
         summary: one line for ``--help`` and the README.
+        start: where the first attempt starts; default: the caller's start.
+        restarts: whether a failed first attempt is retried from other seeds.
     """
 
     name: str
     loop: Loop
     max_iterations: int
     summary: str
+    start: Start | None = None
+    restarts: bool = True

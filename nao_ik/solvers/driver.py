@@ -16,6 +16,7 @@ from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
 from ..swivel import swivel_seeds
 from .base import Run, SolverSpec
+from .network import hold_loop
 
 #: Restart postures tried, in order, when the caller's start fails: the
 #: swivel configurations nearest to the limits, then joint-space seeds.
@@ -99,9 +100,15 @@ def run_single(
     Returns:
         The best run (lowest error) with iterations summed over every start.
     """
-    best = spec.loop(model, target, q0, tol, max_iter, SCALAR)
+    if spec.start:
+        # A caller already at the target keeps its posture (no needless jump).
+        here = hold_loop(model, target, q0, tol, 0, SCALAR)
+        if here.error <= tol:
+            return here
+    start, clamped = spec.start(model, target, q0, SCALAR) if spec.start else (q0, None)
+    best = spec.loop(model, target, start, tol, max_iter, SCALAR)._replace(clamped=clamped)
     total = best.iterations
-    if best.error <= tol or _far(model, np.asarray(target)[None, :])[0]:
+    if best.error <= tol or not spec.restarts or _far(model, np.asarray(target)[None, :])[0]:
         return best
     for seed in restart_starts(model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
         run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
@@ -110,7 +117,7 @@ def run_single(
             best = run
         if best.error <= tol:
             break
-    return Run(best.q, best.error, total)
+    return Run(best.q, best.error, total, best.clamped)
 
 
 def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int) -> Run:
@@ -119,9 +126,18 @@ def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.nda
     Returns:
         A Run of arrays: q (N, 5), error (N,), iterations (N,).
     """
+    clamped = None
+    if spec.start:
+        cols = [targets[:, k] for k in range(3)]
+        start, flags = spec.start(model, cols, [q0[:, i] for i in range(5)], ARRAY)
+        # A caller already at the target keeps its posture (no needless jump).
+        here = np.asarray(hold_loop(model, cols, [q0[:, i] for i in range(5)], tol, 0, ARRAY).error) <= tol
+        q0 = np.where(here[:, None], q0, np.stack([np.broadcast_to(c, targets.shape[:1]) for c in start], axis=1))
+        if flags is not None:
+            clamped = np.stack([np.broadcast_to(c, targets.shape[:1]) for c in flags], axis=1) & ~here[:, None]
     q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
     # The failures: every restart seed at once, one batch of targets x seeds.
-    todo = np.flatnonzero((err > tol) & ~_far(model, targets))
+    todo = np.flatnonzero((err > tol) & ~_far(model, targets)) if spec.restarts else np.zeros(0, dtype=int)
     if todo.size:
         starts = restart_starts(model, targets[todo], q0[todo, 4])
         k = starts.shape[1]
@@ -138,7 +154,7 @@ def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.nda
         better = errs[np.arange(todo.size), pick] < err[todo]
         q[todo[better]] = qs[rows[better]]
         err[todo[better]] = errs[np.arange(todo.size), pick][better]
-    return Run(q, err, iters)
+    return Run(q, err, iters, clamped)
 
 
 def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarray, tol: float, max_iter: int):
@@ -147,7 +163,9 @@ def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarr
     used = np.zeros(n, dtype=np.int64)
     active = np.arange(n)
     chunk = 8
-    while active.size and max_iter > 0:
+    first = True  # a loop with no iterations still measures the error
+    while active.size and (max_iter > 0 or first):
+        first = False
         steps = min(chunk, max_iter)
         t = [targets[active, k] for k in range(3)]
         run = spec.loop(model, t, [q[active, i] for i in range(q.shape[1])], tol, steps, ARRAY)
@@ -155,7 +173,7 @@ def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarr
         err[active] = run.error
         it = np.broadcast_to(run.iterations, active.shape)
         used[active] += it
-        active = active[(it >= steps) & (run.error > tol)]
+        active = active[(it >= steps) & (run.error > tol) & (steps > 0)]
         max_iter -= steps
         chunk *= 2
     return q, err, used

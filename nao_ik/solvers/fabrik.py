@@ -69,7 +69,11 @@ def shoulder_angles(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any, A
 
 
 def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequence[Any], ops: Ops):
-    """(ElbowYaw, ElbowRoll) that point the forearm along w = H - E, given the shoulder angles."""
+    """(ElbowYaw, ElbowRoll, excess) that point the forearm along w = H - E, given the shoulder angles.
+
+    ``excess`` > 0 where no angles can: the direction is closer to the upper
+    arm's x axis than the hand offset allows (the cosine's excess over 1).
+    """
     c1, s1, c2, s2 = ops.cos(q1), ops.sin(q1), ops.cos(q2), ops.sin(q2)
     # g = (Ry(q1) Rz(q2))^T w; rows of the transpose are the columns of Ry Rz.
     gx = c1 * c2 * w[0] + s2 * w[1] - s1 * c2 * w[2]
@@ -81,7 +85,9 @@ def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequenc
     gx, gy, gz = gx * fl / gl, gy * fl / gl, gz * fl / gl
     r = ops.sqrt(f[0] * f[0] + f[1] * f[1])
     s = ops.atan2(f[1], f[0])
-    a = ops.acos(gx / r)
+    cosine = gx / r
+    excess = ops.maximum(ops.abs(cosine) - 1.0, 0.0)
+    a = ops.acos(cosine)
     j3, j4 = model.joints[2], model.joints[3]
     first, second = -a - s, a - s
     if j4.lower + j4.upper > 0:
@@ -91,11 +97,11 @@ def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequenc
     # ElbowRoll's range) unless only the other fits ElbowYaw and ElbowRoll.
     viol_a = _outside(first, j4, ops) + _outside(q3a, j3, ops)
     if not ops.any(viol_a > 0.0):
-        return q3a, first
+        return q3a, first, excess
     q3b = _yaw(second, gy, gz, f, ops)
     viol_b = _outside(second, j4, ops) + _outside(q3b, j3, ops)
     take_b = viol_b < viol_a
-    return ops.where(take_b, q3b, q3a), ops.where(take_b, second, first)
+    return ops.where(take_b, q3b, q3a), ops.where(take_b, second, first), excess
 
 
 def _yaw(q4: Any, gy: Any, gz: Any, f: Sequence[Any], ops: Ops) -> Any:
@@ -111,11 +117,16 @@ def _outside(q: Any, joint: Any, ops: Ops) -> Any:
 
 def recover_angles(model: ArmModel, elbow: Sequence[Any], hand: Sequence[Any], q5: Any, ops: Ops) -> list:
     """Joint angles (unclamped) whose FK puts the elbow centre and the hand at the given points."""
+    return recover_angles_checked(model, elbow, hand, q5, ops)[0]
+
+
+def recover_angles_checked(model: ArmModel, elbow: Sequence[Any], hand: Sequence[Any], q5: Any, ops: Ops):
+    """:func:`recover_angles` and the ``excess`` of :func:`elbow_angles` (> 0: the hand is missed)."""
     s = model.shoulder
     q1, q2 = shoulder_angles(model, [elbow[k] - s[k] for k in range(3)], ops)
     f = forearm(model, q5, ops)
-    q3, q4 = elbow_angles(model, q1, q2, [hand[k] - elbow[k] for k in range(3)], f, ops)
-    return [q1, q2, q3, q4, q5]
+    q3, q4, excess = elbow_angles(model, q1, q2, [hand[k] - elbow[k] for k in range(3)], f, ops)
+    return [q1, q2, q3, q4, q5], excess
 
 
 def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
@@ -199,7 +210,7 @@ def _forward_pass(
     q1, q2 = shoulder_angles(model, v, ops)
     q1, q2 = ops.clip(q1, lo[0], hi[0]), ops.clip(q2, lo[1], hi[1])
     e = _elbow_vector(model, q1, q2, ops)
-    q3, q4 = elbow_angles(model, q1, q2, [t[k] - sh[k] - e[k] for k in range(3)], f, ops)
+    q3, q4, _ = elbow_angles(model, q1, q2, [t[k] - sh[k] - e[k] for k in range(3)], f, ops)
     return q1, q2, q3, q4
 
 

@@ -1,0 +1,127 @@
+"""A small multilayer perceptron evaluated with numpy, and its weight files.
+
+A weight file is one ``.npz`` holding the layers (``W0, b0, W1, b1, ...``),
+the activations, the input scaling and the output scaling, and a JSON record
+of how it was made (seed, data size, epochs, final errors).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+ACTIVATIONS = {
+    "sigmoid": lambda x: 0.5 * (1.0 + np.tanh(0.5 * x)),  # 1 / (1 + e^-x), without overflow
+    "tanh": np.tanh,
+    "linear": lambda x: x,
+}
+
+
+class MLP(NamedTuple):
+    """Weights and scalings of a feed-forward network.
+
+    Attributes:
+        weights: per layer, (n_in, n_out) arrays.
+        biases: per layer, (n_out,) arrays.
+        activations: per layer, a name in :data:`ACTIVATIONS`.
+        in_offset, in_scale: network input = (target - in_offset) * in_scale.
+        out_offset, out_scale: angles = out_offset + network output * out_scale.
+        record: how the network was made (free-form, JSON-serialisable).
+    """
+
+    weights: tuple
+    biases: tuple
+    activations: tuple
+    in_offset: np.ndarray
+    in_scale: np.ndarray
+    out_offset: np.ndarray
+    out_scale: np.ndarray
+    record: dict
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        """Network output for already scaled inputs (N, n_in)."""
+        h = x
+        for w, b, a in zip(self.weights, self.biases, self.activations):
+            h = ACTIVATIONS[a](h @ w + b)
+        return h
+
+    def __call__(self, targets: np.ndarray) -> np.ndarray:
+        """Outputs (N, n_out) in physical units for targets (N, 3), before any clamping."""
+        x = (np.asarray(targets, dtype=float) - self.in_offset) * self.in_scale
+        return self.out_offset + self.raw(x) * self.out_scale
+
+    def folded(self) -> Folded:
+        """The same function with the scalings folded into the first and last layers (fewer numpy calls)."""
+        ws, bs = list(self.weights), list(self.biases)
+        ws[0] = self.in_scale[:, None] * ws[0]
+        bs[0] = bs[0] - (self.in_offset * self.in_scale) @ self.weights[0]
+        out_offset, out_scale = self.out_offset, self.out_scale
+        if self.activations[-1] == "linear":
+            ws[-1] = ws[-1] * self.out_scale[None, :]
+            bs[-1] = bs[-1] * self.out_scale + self.out_offset
+            out_offset = out_scale = None
+        f32 = np.float32
+        return Folded(
+            tuple(w.astype(f32) for w in ws), tuple(b.astype(f32) for b in bs), self.activations, out_offset, out_scale
+        )
+
+
+class Folded(NamedTuple):
+    """An :class:`MLP` with its scalings folded in, for inference.
+
+    The hidden layers run in float32 (4x faster on a batch than float64;
+    the ~1e-7 relative rounding is far below any network's own error).
+    """
+
+    weights: tuple
+    biases: tuple
+    activations: tuple
+    out_offset: np.ndarray | None
+    out_scale: np.ndarray | None
+
+    def __call__(self, targets: np.ndarray) -> np.ndarray:
+        """Outputs for targets (N, 3) or one target (3,)."""
+        h = np.asarray(targets, dtype=np.float32)
+        for w, b, a in zip(self.weights, self.biases, self.activations):
+            h = h @ w + b
+            if a != "linear":
+                h = ACTIVATIONS[a](h)
+        h = h.astype(np.float64)
+        if self.out_offset is not None:
+            h = self.out_offset + h * self.out_scale
+        return h
+
+
+def save(path: str | Path, net: MLP) -> None:
+    """Write a weight file."""
+    arrays = {f"W{i}": w for i, w in enumerate(net.weights)}
+    arrays.update({f"b{i}": b for i, b in enumerate(net.biases)})
+    np.savez_compressed(
+        path,
+        **arrays,
+        in_offset=net.in_offset,
+        in_scale=net.in_scale,
+        out_offset=net.out_offset,
+        out_scale=net.out_scale,
+        activations=np.array(json.dumps(list(net.activations))),
+        record=np.array(json.dumps(net.record, sort_keys=True)),
+    )
+
+
+def load(path: str | Path) -> MLP:
+    """Read a weight file."""
+    with np.load(path, allow_pickle=False) as z:
+        n = sum(1 for k in z.files if k.startswith("W"))
+        return MLP(
+            tuple(z[f"W{i}"] for i in range(n)),
+            tuple(z[f"b{i}"] for i in range(n)),
+            tuple(json.loads(str(z["activations"]))),
+            z["in_offset"],
+            z["in_scale"],
+            z["out_offset"],
+            z["out_scale"],
+            json.loads(str(z["record"])),
+        )
