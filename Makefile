@@ -35,6 +35,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/ruff format --check nao_ik sim_stub tests
+	$(BIN)/shellcheck deploy.sh .ci/run
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

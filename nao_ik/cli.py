@@ -15,6 +15,8 @@ commands:
   sim      run a simulated robot (stub ALMotion) on a loopback qi session
   serve    register the NaoArmIK service on a robot (or a simulated one) and keep it registered
   reach    call NaoArmIK.reachTo once and print the answer
+  check    wait until NaoArmIK is registered on a robot and answers
+  install-package  install a .pkg already on the robot with PackageManager (used by deploy.sh)
   bench    benchmark every IK method on the paper's protocol (markdown table)
   loadtest several clients calling reachTo at once against a simulated robot
   train    train the networks from scratch (nn, nn-paper, the paper's hidden-unit sweep)
@@ -40,11 +42,12 @@ def sim_main(argv: Sequence[str]) -> int:
         epilog="example: nao-ik sim --listen tcp://127.0.0.1:9559   (then: nao-ik serve --qi-url tcp://127.0.0.1:9559)",
     )
     p.add_argument("--listen", default="tcp://127.0.0.1:9559", help="listen URL (default tcp://127.0.0.1:9559)")
+    p.add_argument("--apps-dir", help="also offer a PackageManager that installs packages into this folder")
     a = p.parse_args(argv)
     quiet_qi()
     from .server import run_sim
 
-    run_sim(a.listen, ready=lambda url: print(f"simulated robot listening at {url}", flush=True))
+    run_sim(a.listen, ready=lambda url: print(f"simulated robot listening at {url}", flush=True), apps_dir=a.apps_dir)
     return 0
 
 
@@ -133,6 +136,70 @@ def reach_main(argv: Sequence[str]) -> int:
     return 0 if result.get("reached") else 3
 
 
+def install_package_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="nao-ik install-package",
+        description="Install a Choregraphe package that is already on the robot with PackageManager.install "
+        "(what qipkg deploy-package does after copying it). Exit 3 if the robot has no PackageManager.",
+        epilog="example: nao-ik install-package /home/nao/nao-ik.pkg --qi-url tcp://192.168.1.12:9559",
+    )
+    p.add_argument("path", help="the .pkg file's path on the robot")
+    p.add_argument("--qi-url", default="tcp://127.0.0.1:9559")
+    a = p.parse_args(argv)
+    quiet_qi()
+    import qi
+
+    session = qi.Session()
+    try:
+        session.connect(a.qi_url)
+        names = {s["name"] for s in session.services()}
+        if "PackageManager" not in names:
+            print(f"nao-ik install-package: no PackageManager on {a.qi_url}", file=sys.stderr)
+            return 3
+        ok = session.service("PackageManager").install(a.path)
+    except RuntimeError as e:
+        print(f"nao-ik install-package: {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return 1
+    finally:
+        session.close()
+    print(f"installed {a.path}" if ok else f"PackageManager refused {a.path}")
+    return 0 if ok else 1
+
+
+def check_main(argv: Sequence[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="nao-ik check",
+        description="Wait until NaoArmIK is listed in the robot's service directory and answers getMethods.",
+        epilog="example: nao-ik check --qi-url tcp://192.168.1.12:9559 --timeout 30",
+    )
+    p.add_argument("--qi-url", default="tcp://127.0.0.1:9559")
+    p.add_argument("--timeout", type=float, default=20.0, help="seconds (default 20)")
+    a = p.parse_args(argv)
+    quiet_qi()
+    import time
+
+    import qi
+
+    end = time.monotonic() + a.timeout
+    last = "no answer"
+    while time.monotonic() < end:
+        session = qi.Session()
+        try:
+            session.connect(a.qi_url)
+            if "NaoArmIK" in {s["name"] for s in session.services()}:
+                methods = session.service("NaoArmIK").getMethods()
+                print(f"NaoArmIK is up on {a.qi_url}: {', '.join(methods)}")
+                return 0
+            last = "NaoArmIK is not registered"
+        except RuntimeError as e:
+            last = str(e).strip().splitlines()[0]
+        finally:
+            session.close()
+        time.sleep(0.5)
+    print(f"nao-ik check: {last} ({a.qi_url}, after {a.timeout:g} s)", file=sys.stderr)
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the subcommand."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -155,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = serve_main
     elif command == "reach":
         run = reach_main
+    elif command == "install-package":
+        run = install_package_main
+    elif command == "check":
+        run = check_main
     else:
         print(f"nao-ik: unknown command {command!r}\n\n{USAGE}", file=sys.stderr)
         return 2

@@ -111,12 +111,17 @@ def _close(session: qi.Session) -> None:
         pass
 
 
-def run_sim(listen: str, stop: threading.Event | None = None, ready: Callable[[str], None] | None = None) -> None:
-    """Run a simulated robot (stub ALMotion on a standalone session) until ``stop``."""
+def run_sim(
+    listen: str,
+    stop: threading.Event | None = None,
+    ready: Callable[[str], None] | None = None,
+    apps_dir: str | None = None,
+) -> None:
+    """Run a simulated robot (stub ALMotion, optionally a PackageManager) until ``stop``."""
     from sim_stub.robot import SimulatedRobot
 
     stop = stop or stop_on_signals()
-    with SimulatedRobot(listen) as robot:
+    with SimulatedRobot(listen, apps_dir=apps_dir) as robot:
         if ready:
             ready(robot.url)
         while not stop.is_set():

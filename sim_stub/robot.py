@@ -9,6 +9,7 @@ from __future__ import annotations
 import qi
 
 from .motion import StubMotion
+from .packages import StubPackageManager
 
 DEFAULT_LISTEN = "tcp://127.0.0.1:0"
 
@@ -19,6 +20,7 @@ class SimulatedRobot:
     Args:
         listen: where the service directory listens (loopback by default).
         motion: the ALMotion stand-in to host (default: a new :class:`StubMotion`).
+        apps_dir: if given, also host a PackageManager that installs packages there.
 
     Attributes:
         session: the standalone qi session (the robot's NAOqi).
@@ -26,11 +28,15 @@ class SimulatedRobot:
         url: the address clients connect to.
     """
 
-    def __init__(self, listen: str = DEFAULT_LISTEN, motion: StubMotion | None = None):
+    def __init__(self, listen: str = DEFAULT_LISTEN, motion: StubMotion | None = None, apps_dir: str | None = None):
         self.session = qi.Session()
         self.session.listenStandalone(listen)
         self.motion = motion or StubMotion()
         self._motion_id = self.session.registerService("ALMotion", self.motion)
+        self.packages = None
+        if apps_dir:
+            self.packages = StubPackageManager(apps_dir)
+            self.session.registerService("PackageManager", self.packages)
         self.url = _connectable(self.session.endpoints(), listen)
 
     def unregister_motion(self) -> None:

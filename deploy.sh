@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# deploy.sh: put nao-ik on a NAO.
+#
+# 1. builds the Choregraphe package of behaviors/ (a .pkg is the project zipped),
+# 2. copies it to the robot with scp and installs it with PackageManager.install
+#    over qi (what `qipkg deploy-package` does), or unpacks it into the
+#    PackageManager apps folder when the robot has no PackageManager,
+# 3. starts the NaoArmIK service for that robot on this computer (NAOqi 2.1/2.8
+#    ship Python 2.7; nao-ik is Python 3): a systemd user unit where systemd
+#    runs, otherwise a background process with a log and a pid file,
+# 4. checks that NaoArmIK is listed on the robot and answers getMethods.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: ./deploy.sh --robot HOST|USER@HOST [options]
+       ./deploy.sh --stop [--state-dir DIR]
+
+Deploy nao-ik to a NAO: install the Choregraphe boxes, start the NaoArmIK
+service for the robot on this computer, check that it answers.
+
+options:
+  --robot HOST|USER@HOST  the robot (user defaults to nao), e.g. 192.168.1.12 or nao@nao.local
+  --ssh-port N            ssh port (default 22)
+  --qi-port N             NAOqi port (default 9559)
+  --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0)
+  --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
+  --state-dir DIR         where the service's log and pid file go (default ~/.cache/nao-ik)
+  --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)
+  --no-service            install the package only
+  --dry-run               print every command instead of running it
+  --stop                  stop the service that a previous deploy started
+  -h, --help              this help
+
+example, a NAO6 on the local network:
+  ./deploy.sh --robot nao@192.168.1.12
+EOF
+}
+
+die() { echo "deploy.sh: $*" >&2; exit 1; }
+
+ROBOT=""
+SSH_PORT=22
+QI_PORT=9559
+LISTEN="tcp://0.0.0.0:0"
+REMOTE_DIR=""
+STATE_DIR="${HOME}/.cache/nao-ik"
+SSH_OPTS=()
+SERVICE=1
+DRY=0
+STOP=0
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --robot) ROBOT="${2:?--robot needs a value}"; shift 2 ;;
+    --ssh-port) SSH_PORT="${2:?--ssh-port needs a value}"; shift 2 ;;
+    --qi-port) QI_PORT="${2:?--qi-port needs a value}"; shift 2 ;;
+    --listen) LISTEN="${2:?--listen needs a value}"; shift 2 ;;
+    --remote-dir) REMOTE_DIR="${2:?--remote-dir needs a value}"; shift 2 ;;
+    --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
+    --ssh-option) SSH_OPTS+=("${2:?--ssh-option needs a value}"); shift 2 ;;
+    --no-service) SERVICE=0; shift ;;
+    --dry-run) DRY=1; shift ;;
+    --stop) STOP=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option: $1" ;;
+  esac
+done
+
+# Print a command (dry run) or run it.
+run() {
+  if [ "$DRY" = 1 ]; then
+    printf '+'; printf ' %q' "$@"; printf '\n'
+  else
+    "$@"
+  fi
+}
+
+PID_FILE="$STATE_DIR/serve.pid"
+LOG_FILE="$STATE_DIR/serve.log"
+UNIT="nao-ik-serve.service"
+
+have_systemd_user() {
+  command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1
+}
+
+stop_service() {
+  if have_systemd_user && systemctl --user is-active --quiet "$UNIT" 2>/dev/null; then
+    run systemctl --user stop "$UNIT"
+    echo "stopped $UNIT"
+  elif [ -f "$PID_FILE" ]; then
+    pid="$(cat "$PID_FILE")"
+    if kill -0 "$pid" 2>/dev/null; then
+      run kill "$pid"
+      echo "stopped the NaoArmIK service (pid $pid)"
+    else
+      echo "the service (pid $pid) was not running"
+    fi
+    [ "$DRY" = 1 ] || rm -f "$PID_FILE"
+  else
+    echo "no NaoArmIK service started by deploy.sh is running"
+  fi
+}
+
+if [ "$STOP" = 1 ]; then
+  stop_service
+  exit 0
+fi
+
+[ -n "$ROBOT" ] || { usage >&2; die "--robot is required"; }
+case "$ROBOT" in
+  *@*) TARGET="$ROBOT"; HOST="${ROBOT#*@}" ;;
+  *) TARGET="nao@$ROBOT"; HOST="$ROBOT" ;;
+esac
+QI_URL="tcp://$HOST:$QI_PORT"
+
+# Dependencies.
+for tool in ssh scp python3; do
+  command -v "$tool" >/dev/null 2>&1 || die "missing dependency: $tool (install openssh-client and python3)"
+done
+if [ -x "$HERE/.venv/bin/nao-ik" ]; then
+  NAO_IK="$HERE/.venv/bin/nao-ik"
+elif command -v nao-ik >/dev/null 2>&1; then
+  NAO_IK="$(command -v nao-ik)"
+else
+  die "missing dependency: nao-ik (run 'make test' or 'pip install .' in $HERE first)"
+fi
+
+SSH=(ssh -p "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
+SCP=(scp -P "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
+
+# 1. The package: the Choregraphe project zipped, files at the archive's root.
+PKG="$HERE/build/nao-ik.pkg"
+echo "building $PKG"
+run mkdir -p "$HERE/build"
+run rm -f "$PKG"
+run python3 -c 'import os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for folder, _, files in sorted(os.walk(src)):
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            z.write(path, os.path.relpath(path, src))' "$HERE/behaviors" "$PKG"
+
+# 2. Copy and install.
+echo "checking that $TARGET answers over ssh (port $SSH_PORT)"
+if ! run "${SSH[@]}" "$TARGET" true; then
+  die "cannot reach $TARGET over ssh on port $SSH_PORT: is the robot on, on this network, and does it accept your key? (ssh-copy-id $TARGET)"
+fi
+if [ -z "$REMOTE_DIR" ]; then
+  # $HOME is the robot's, expanded there: single quotes on purpose.
+  # shellcheck disable=SC2016
+  if [ "$DRY" = 1 ]; then
+    REMOTE_DIR="/home/nao"
+    run "${SSH[@]}" "$TARGET" 'printf %s "$HOME"'
+  else
+    REMOTE_DIR="$("${SSH[@]}" "$TARGET" 'printf %s "$HOME"')"
+  fi
+fi
+REMOTE_PKG="$REMOTE_DIR/nao-ik.pkg"
+echo "copying the package to $TARGET:$REMOTE_PKG"
+run "${SCP[@]}" "$PKG" "$TARGET:$REMOTE_PKG"
+echo "installing it with PackageManager on $QI_URL"
+status=0
+run "$NAO_IK" install-package "$REMOTE_PKG" --qi-url "$QI_URL" || status=$?
+if [ "$status" = 3 ]; then
+  APPS=".local/share/PackageManager/apps/nao-ik-behaviors"
+  echo "no PackageManager on the robot: unpacking into ~/$APPS there"
+  run "${SSH[@]}" "$TARGET" "mkdir -p ~/$APPS && python -m zipfile -e '$REMOTE_PKG' ~/$APPS"
+elif [ "$status" != 0 ]; then
+  die "PackageManager.install failed on $QI_URL (is NAOqi running on the robot, on port $QI_PORT?)"
+fi
+
+[ "$SERVICE" = 1 ] || { echo "done (package only)"; exit 0; }
+
+# 3. The service, on this computer.
+SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
+if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
+  stop_service >/dev/null
+fi
+run mkdir -p "$STATE_DIR"
+if have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
+  UNIT_DIR="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
+  echo "starting NaoArmIK as the systemd user unit $UNIT"
+  run mkdir -p "$UNIT_DIR"
+  if [ "$DRY" = 1 ]; then
+    echo "+ write $UNIT_DIR/$UNIT: ExecStart=${SERVE[*]}"
+  else
+    printf '[Unit]\nDescription=nao-ik NaoArmIK service for %s\n\n[Service]\nExecStart=%s\nRestart=on-failure\n\n[Install]\nWantedBy=default.target\n' \
+      "$QI_URL" "$(printf '%q ' "${SERVE[@]}")" > "$UNIT_DIR/$UNIT"
+  fi
+  run systemctl --user daemon-reload
+  run systemctl --user restart "$UNIT"
+else
+  echo "starting NaoArmIK in the background (log: $LOG_FILE, pid file: $PID_FILE)"
+  if [ "$DRY" = 1 ]; then
+    printf '+'; printf ' %q' nohup "${SERVE[@]}"; printf ' > %q 2>&1 &\n' "$LOG_FILE"
+  else
+    nohup "${SERVE[@]}" > "$LOG_FILE" 2>&1 &
+    echo $! > "$PID_FILE"
+  fi
+fi
+
+# 4. Check.
+echo "waiting for NaoArmIK on $QI_URL"
+if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 30; then
+  [ -f "$LOG_FILE" ] && tail -n 20 "$LOG_FILE" >&2
+  die "NaoArmIK did not come up on $QI_URL (log above)"
+fi
+echo "done: call NaoArmIK from Choregraphe or Python; stop it with ./deploy.sh --stop"

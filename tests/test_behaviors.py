@@ -1,0 +1,255 @@
+"""The Choregraphe project: well-formed, consistent, Python 2.7-clean, and working against the service."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import time
+import warnings
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from nao_ik import kinematics
+from nao_ik.model import arm_model
+
+ROOT = Path(__file__).resolve().parent.parent / "behaviors"
+XAR = ROOT / "behavior_1" / "behavior.xar"
+NS = "{http://www.ald.softbankrobotics.com/schema/choregraphe/project.xsd}"
+# What GeneratedClass gives a box script besides its own IO.
+BOX_API = {"session", "getParameter", "logger", "onLoad", "onUnload"}
+
+
+def q(tag):
+    return NS + tag
+
+
+def boxes():
+    """Every scripted box of the diagram: (element, script)."""
+    out = []
+    for box in ET.parse(XAR).getroot().iter(q("Box")):
+        content = box.find(q("script")).find(q("content"))
+        if content is not None and content.text and content.text.strip():
+            out.append((box, content.text))
+    return out
+
+
+def io(box, kind):
+    return {e.get("name"): e for e in box.findall(q(kind))}
+
+
+def test_project_files_are_well_formed():
+    pml = ET.parse(ROOT / "nao-ik.pml").getroot()
+    assert pml.tag == "Package" and pml.get("format_version") == "5"
+    desc = pml.find("BehaviorDescriptions").find("BehaviorDescription")
+    assert (ROOT / desc.get("src") / desc.get("xar")).is_file()
+    assert (ROOT / pml.find("Manifest").get("src")).is_file()
+    manifest = ET.parse(ROOT / "manifest.xml").getroot()
+    assert manifest.get("uuid") == "nao-ik-behaviors"
+    root = ET.parse(XAR).getroot()
+    assert root.tag == q("ChoregrapheProject") and root.get("xar_version") == "3"
+    assert {b.get("name") for b, _ in boxes()} >= {"Reach To", "Compute Angles", "Wake Up", "Rest"}
+
+
+@pytest.mark.parametrize("box, script", boxes(), ids=lambda v: v.get("name") if hasattr(v, "get") else "")
+def test_box_declarations_match_the_script(box, script):
+    tree = ast.parse(script)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MyClass")
+    methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+    inputs, outputs, params = io(box, "Input"), io(box, "Output"), io(box, "Parameter")
+    for name, e in inputs.items():
+        if e.get("nature") == "0":  # onLoad
+            continue
+        assert f"onInput_{name}" in methods, name
+        takes_value = len(methods[f"onInput_{name}"].args.args) == 2
+        assert takes_value == (e.get("type") != "1"), f"{name}: a bang input takes no value, others one"
+    for m in methods:
+        if m.startswith("onInput_"):
+            assert m[len("onInput_") :] in inputs, m
+    calls = {
+        n.func.attr
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "self"
+    }  # fmt: skip
+    for c in calls - set(methods) - BOX_API:
+        assert c in outputs, f"self.{c}() is neither a method nor a declared output"
+    assert set(outputs) <= calls, "every declared output is fired somewhere"
+    used = {
+        n.args[0].value
+        for n in ast.walk(cls)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "getParameter"
+        and n.args and isinstance(n.args[0], ast.Constant)
+    }  # fmt: skip
+    # A parameter read in a comprehension (x, y, z) counts too.
+    used |= {c.value for c in ast.walk(cls) if isinstance(c, ast.Constant) and c.value in params}
+    assert used == set(params), (used, set(params))
+
+
+def test_links_join_existing_ports():
+    diagram = ET.parse(XAR).getroot().find(q("Box")).find(q("Timeline")).find(q("BehaviorLayer"))
+    diagram = diagram.find(q("BehaviorKeyframe")).find(q("Diagram"))
+    root = ET.parse(XAR).getroot().find(q("Box"))
+    ports = {0: {e.get("id"): e for e in root.findall(q("Input")) + root.findall(q("Output"))}}
+    for b in diagram.findall(q("Box")):
+        ports[int(b.get("id"))] = {e.get("id"): e for e in b.findall(q("Input")) + b.findall(q("Output"))}
+    links = diagram.findall(q("Link"))
+    assert links
+    for link in links:
+        src = ports[int(link.get("outputowner"))][link.get("indexofoutput")]
+        dst = ports[int(link.get("inputowner"))][link.get("indexofinput")]
+        # From a box's output or the parent's input, to a box's input or the parent's output.
+        assert (src.tag == q("Output")) != (link.get("outputowner") == "0")
+        assert (dst.tag == q("Input")) != (link.get("inputowner") == "0")
+
+
+PY3_ONLY = (ast.JoinedStr, ast.AsyncFunctionDef, ast.Await, ast.Nonlocal, ast.YieldFrom, ast.NamedExpr)
+
+
+@pytest.mark.parametrize("box, script", boxes(), ids=lambda v: v.get("name") if hasattr(v, "get") else "")
+def test_box_scripts_are_python_2_7(box, script):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from lib2to3 import pygram, pytree
+        from lib2to3.pgen2 import driver
+
+    # lib2to3's grammar with the print statement is Python 2's.
+    driver.Driver(pygram.python_grammar, convert=pytree.convert).parse_string(script + "\n")
+    tree = ast.parse(script)
+    for node in ast.walk(tree):
+        assert not isinstance(node, PY3_ONLY), f"{type(node).__name__} is not Python 2.7"
+        if isinstance(node, ast.FunctionDef):
+            a = node.args
+            assert not a.kwonlyargs and node.returns is None, "keyword-only arguments or annotations"
+            assert all(x.annotation is None for x in a.args), "annotations are not Python 2.7"
+        assert not isinstance(node, ast.Starred) or isinstance(getattr(node, "ctx", None), ast.Load)
+
+
+# ------------------------------------------------------ running the boxes
+
+
+class _Logger:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, m):
+        self.lines.append(("info", m))
+
+    warning = error = debug = info
+
+
+class GeneratedClass:
+    """The part of Choregraphe's GeneratedClass the boxes use."""
+
+    def __init__(self):
+        pass
+
+    def session(self):
+        return self._session
+
+    def getParameter(self, name):  # noqa: N802 (Choregraphe's name)
+        return self._params[name]
+
+
+def _value(p):
+    kind, v = p.get("content_type"), p.get("value")
+    return {"0": lambda s: s == "1", "1": int, "2": float, "3": str}[kind](v)
+
+
+def make_box(name, session, **params):
+    box, script = next((b, s) for b, s in boxes() if b.get("name") == name)
+    ns = {"GeneratedClass": GeneratedClass}
+    exec(compile(script, name, "exec"), ns)
+    obj = ns["MyClass"]()
+    obj._session = session
+    obj._params = {k: _value(p) for k, p in io(box, "Parameter").items()}
+    obj._params.update(params)
+    obj.logger = _Logger()
+    obj.fired = []
+    for out in io(box, "Output"):
+        setattr(obj, out, lambda value=None, _n=out: obj.fired.append((_n, value)))
+    obj.onLoad()
+    return obj
+
+
+def start(obj, value=None):
+    m = obj.onInput_onStart
+    m(value) if len(inspect.signature(m).parameters) == 1 else m()
+
+
+def test_reach_to_box_moves_the_arm(awake):
+    box = make_box("Reach To", awake.user, speed=1.0)
+    target = kinematics.forward(arm_model("RArm"), [0.3, -0.4, 0.5, 0.8, 0.0])
+    start(box, target.tolist())  # the dynamic [x, y, z] input
+    assert box.fired[0][0] == "onReached" and box.fired[0][1][0] < 1e-4
+    cmd = awake.moves()[-1]
+    assert cmd["names"][0] == "RShoulderPitch"
+    hand = awake.motion.getPosition("RArm", 0, True)[:3]  # it waited for the arm
+    assert sum((a - b) ** 2 for a, b in zip(hand, target)) ** 0.5 < 1e-3
+    start(box)  # a bang: the parameters' point
+    assert box.fired[1][0] == "onReached"
+
+
+def test_reach_to_box_reports_failures(awake):
+    box = make_box("Reach To", awake.user, wait=False)
+    start(box, [0.6, 0.1, 0.1])
+    name, (error, reason) = box.fired[-1]
+    assert name == "onFailed" and error > 0.3 and "out of reach" in reason
+    start(box, [0.1, "a", 0.1])
+    assert box.fired[-1][0] == "onFailed" and "bad target" in box.fired[-1][1][1]
+    bad = make_box("Reach To", awake.user, method="ccd")
+    start(bad)
+    assert bad.fired[-1][0] == "onFailed" and "unknown method 'ccd'" in bad.fired[-1][1][1]
+
+
+def test_reach_to_box_without_the_service(stack):
+    stack.server.unregisterService(stack.service_id)
+    box = make_box("Reach To", stack.user)
+    start(box)
+    assert box.fired[-1][0] == "onFailed" and "NaoArmIK" in box.fired[-1][1][1]
+
+
+def test_compute_angles_box_does_not_move(awake):
+    box = make_box("Compute Angles", awake.user)
+    start(box)
+    name, (names, angles, error, reached) = box.fired[-1]
+    assert name == "onComputed" and reached and error < 1e-4 and names[0] == "LShoulderPitch" and len(angles) == 5
+    assert awake.moves() == []
+
+
+def test_the_example_behaviour_runs_end_to_end(stack):
+    """Follow the diagram's links from root.onStart: wake up, three reaches, rest."""
+    diagram = ET.parse(XAR).getroot().find(q("Box")).find(q("Timeline")).find(q("BehaviorLayer"))
+    diagram = diagram.find(q("BehaviorKeyframe")).find(q("Diagram"))
+    objs, ports = {}, {}
+    for b in diagram.findall(q("Box")):
+        extra = {"speed": 1.0} if b.get("name").startswith("Reach") else {}
+        objs[b.get("id")] = make_box(b.get("name"), stack.user, **extra)
+        objs[b.get("id")]._params.update({p.get("name"): _value(p) for p in b.findall(q("Parameter"))}, **extra)
+        ports[b.get("id")] = {e.get("id"): e.get("name") for e in b.findall(q("Input")) + b.findall(q("Output"))}
+    links = [(lk.get("outputowner"), lk.get("indexofoutput"), lk.get("inputowner"), lk.get("indexofinput"))
+             for lk in diagram.findall(q("Link"))]  # fmt: skip
+    stopped = []
+
+    def fire(owner, port, value=None):
+        for src, sport, dst, dport in links:
+            if (src, sport) == (owner, port):
+                if dst == "0":
+                    stopped.append(value)
+                    continue
+                obj = objs[dst]
+                method = getattr(obj, "onInput_" + ports[dst][dport])
+                before = len(obj.fired)
+                method(value) if len(inspect.signature(method).parameters) == 1 else method()
+                for name, v in obj.fired[before:]:
+                    out_id = next(i for i, n in ports[dst].items() if n == name)
+                    fire(dst, out_id, v)
+
+    t0 = time.monotonic()
+    fire("0", "2")  # root.onStart
+    assert stopped, "the behaviour reached root.onStopped"
+    moves = stack.moves()
+    assert len(moves) == 3 and [m["names"][0] for m in moves] == ["LShoulderPitch", "RShoulderPitch", "LShoulderPitch"]
+    assert [c["method"] for c in stack.stub.getRecordedCommands()][-1] == "rest"
+    assert stack.stub.getViolations() == [] and time.monotonic() - t0 < 30
