@@ -1,14 +1,15 @@
 # Two commands for a fresh machine: `make demo` and `make test`.
 # Each creates .venv if it is missing and installs the project into it.
 PYTHON ?= python3
-# Extras to install: dev (tests, lint); add train to cross-check RPROP against PyTorch.
-EXTRAS ?= dev
+# Extras to install: dev (tests, lint), compare (ikpy, for the report); add train to
+# cross-check RPROP against PyTorch.
+EXTRAS ?= dev,compare
 VENV := .venv
 BIN := $(VENV)/bin
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test soak bench lint clean
+.PHONY: demo test soak bench report lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +29,9 @@ test: $(STAMP)
 soak: $(STAMP)
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
+
+report: $(STAMP)
+	$(BIN)/nao-ik report --out docs/report
 
 bench: $(STAMP)
 	$(BIN)/nao-ik bench --out docs/bench.md

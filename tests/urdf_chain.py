@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-URDF = Path(__file__).parent / "data" / "naoV50_arms.urdf"
+URDF = Path(__file__).resolve().parent.parent / "nao_ik" / "data" / "naoV50_arms.urdf"
 
 
 def load_joints(path: Path = URDF) -> dict[str, dict]:
