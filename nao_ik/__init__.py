@@ -9,9 +9,22 @@ Library core (numpy only)::
 The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
 """
 
+from .all_solutions import AllSolutions, solve_all
 from .api import METHODS, forward, solve, solve_batch
 from .model import ARMS, ArmModel, arm_model
 from .solvers import BatchSolution, Solution
 
-__all__ = ["ARMS", "METHODS", "ArmModel", "BatchSolution", "Solution", "arm_model", "forward", "solve", "solve_batch"]
+__all__ = [
+    "ARMS",
+    "METHODS",
+    "AllSolutions",
+    "ArmModel",
+    "BatchSolution",
+    "Solution",
+    "arm_model",
+    "forward",
+    "solve",
+    "solve_all",
+    "solve_batch",
+]
 __version__ = "0.1.0"

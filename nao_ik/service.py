@@ -33,14 +33,17 @@ from typing import Any
 import qi
 
 from . import validate
+from .all_solutions import solve_all
 from .api import METHODS, resolve_method, solve
 from .model import ARMS, ArmModel, arm_model
+from .track import track_path, validate_points
 
 _private = qi.nobind  # helpers are not published over qi
 
 LOG_CATEGORY = "nao_ik.NaoArmIK"
 DEFAULT_METHOD = "dls"
 DEFAULT_SPEED = 0.2
+CYCLE = 0.02  # ALMotion's control period, seconds
 
 
 class NaoArmIK:
@@ -81,6 +84,35 @@ class NaoArmIK:
         target = validate.target([x, y, z])
         return self._call("computeAngles", lambda: self._reach(arm, target, method, move=False))
 
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double])
+    def computeAllSolutions(self, arm: Any, x: Any, y: Any, z: Any) -> dict:
+        """Every configuration that reaches (x, y, z), without moving the robot.
+
+        Returns a map: ``arm``, ``target``, ``reachable``, ``names``,
+        ``intervals`` (``[branch, start, end]`` allowed swivel intervals,
+        radians) and ``solutions`` (maps: ``branch``, ``swivel``, ``angles``,
+        ``error``) sampled every 10 degrees across the intervals and at their
+        ends, for the robot's limits and the arm's current WristYaw.
+        """
+        arm = validate.arm(arm)
+        target = validate.target([x, y, z])
+        return self._call("computeAllSolutions", lambda: self._all(arm, target))
+
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.String])
+    def trackPath(self, arm: Any, points: Any, method: Any) -> dict:
+        """Follow a Cartesian path with the named arm: one ``setAngles`` per point, at ALMotion's 50 Hz.
+
+        ``points`` is a list of [x, y, z] (FRAME_TORSO metres, at most 2000).
+        The angles follow Oyama & Tachi's tracking control (see
+        :mod:`nao_ik.track`) from the arm's current posture; all of them are
+        computed and checked before the first command is sent. Returns a map:
+        ``arm``, ``method``, ``names``, ``angles`` (per point), ``errors``
+        (m, per point), ``completed``, ``rmsError``, ``seconds``.
+        """
+        arm = validate.arm(arm)
+        path = validate_points(points)
+        return self._call("trackPath", lambda: self._track(arm, path, method))
+
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self) -> list:
         """The IK methods this service knows."""
@@ -117,13 +149,7 @@ class NaoArmIK:
         model = self._model(arm, motion)
         names = list(model.names)
         if move:
-            stiff = self._motion_call(motion, "getStiffnesses", names)
-            off = [n for n, s in zip(names, stiff) if not s > 0.0]
-            if off:
-                raise RuntimeError(
-                    f"{arm} motors are off (stiffness 0 on {', '.join(off)}): "
-                    "call ALMotion.wakeUp() or setStiffnesses first"
-                )
+            self._check_motors(motion, arm, names)
         current = self._motion_call(motion, "getAngles", names, True)
         start = validate.vector(current, 5, f"{arm} angles reported by ALMotion")
         t0 = time.perf_counter()
@@ -155,6 +181,65 @@ class NaoArmIK:
             f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
         )
         return result
+
+    @_private
+    def _track(self, arm: str, path: Any, method: Any) -> dict:
+        name = resolve_method(DEFAULT_METHOD if method == "" else method)
+        motion = self._get_motion()
+        model = self._model(arm, motion)
+        names = list(model.names)
+        self._check_motors(motion, arm, names)
+        start = validate.vector(self._motion_call(motion, "getAngles", names, True), 5, f"{arm} angles")
+        track = track_path(path, model, name, initial=model.clamp(start))
+        safe = [list(model.clamp(q)) for q in track.angles.tolist()]
+        if not all(math.isfinite(a) for q in safe for a in q):
+            raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+        t0 = time.monotonic()
+        for k, q in enumerate(safe):
+            # One command per ALMotion cycle (20 ms).
+            delay = t0 + k * CYCLE - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self._motion_call(motion, "setAngles", names, q, self._speed)
+        errors = [float(e) for e in track.errors]
+        return {
+            "arm": arm,
+            "method": name,
+            "names": names,
+            "angles": safe,
+            "errors": errors,
+            "completed": bool(track.completed),
+            "rmsError": float(math.sqrt(sum(e * e for e in errors) / len(errors))),
+            "seconds": float(time.monotonic() - t0),
+        }
+
+    @_private
+    def _check_motors(self, motion: Any, arm: str, names: list) -> None:
+        stiff = self._motion_call(motion, "getStiffnesses", names)
+        off = [n for n, s in zip(names, stiff) if not s > 0.0]
+        if off:
+            raise RuntimeError(
+                f"{arm} motors are off (stiffness 0 on {', '.join(off)}): "
+                "call ALMotion.wakeUp() or setStiffnesses first"
+            )
+
+    @_private
+    def _all(self, arm: str, target: tuple) -> dict:
+        motion = self._get_motion()
+        model = self._model(arm, motion)
+        wrist = validate.vector(self._motion_call(motion, "getAngles", list(model.names), True), 5, "angles")[4]
+        found = solve_all(target, model, wrist=min(max(wrist, model.lower[4]), model.upper[4]))
+        return {
+            "arm": arm,
+            "target": list(target),
+            "reachable": found.reachable,
+            "names": list(model.names),
+            "intervals": [[b, lo, hi] for b, lo, hi in found.intervals],
+            "solutions": [
+                {"branch": s.branch, "swivel": s.swivel, "angles": list(s.angles), "error": s.error}
+                for s in found.solutions
+            ],
+        }
 
     @_private
     def _get_motion(self) -> Any:

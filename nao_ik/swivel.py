@@ -42,8 +42,14 @@ class SwivelSet(NamedTuple):
 _DOWN, _BACK = (0.0, 0.0, -1.0), (-1.0, 0.0, 0.0)
 
 
-def point(model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SCALAR) -> tuple[list, Any]:
+def point(
+    model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SCALAR, branch: int | None = None
+) -> tuple[list, Any]:
     """The configuration at swivel ``phi`` for target ``t``, elementwise (floats or arrays).
+
+    Args:
+        branch: which ElbowRoll root (0 or 1, see
+            :func:`~nao_ik.solvers.fabrik.elbow_angles`); default the one the limits allow.
 
     Returns:
         (five joint angles, unclamped; violation as in :class:`SwivelSet`).
@@ -73,7 +79,7 @@ def point(model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SC
     # Where the forearm would have to point closer to the upper arm's x axis
     # than the 12.31 mm hand offset allows, no angles put the hand on the
     # point: that excess counts as violation too.
-    q, violation = recover_angles_checked(model, elbow, hand, wrist, ops)
+    q, violation = recover_angles_checked(model, elbow, hand, wrist, ops, branch)
     for qi, lo, hi in zip(q, model.lower, model.upper):
         violation = violation + ops.maximum(lo - qi, 0.0) + ops.maximum(qi - hi, 0.0)
     return q, violation

@@ -49,7 +49,7 @@ def test_project_files_are_well_formed():
     assert manifest.get("uuid") == "nao-ik-behaviors"
     root = ET.parse(XAR).getroot()
     assert root.tag == q("ChoregrapheProject") and root.get("xar_version") == "3"
-    assert {b.get("name") for b, _ in boxes()} >= {"Reach To", "Compute Angles", "Wake Up", "Rest"}
+    assert {b.get("name") for b, _ in boxes()} >= {"Reach To", "Compute Angles", "Track Path", "Wake Up", "Rest"}
 
 
 @pytest.mark.parametrize("box, script", boxes(), ids=lambda v: v.get("name") if hasattr(v, "get") else "")
@@ -253,3 +253,14 @@ def test_the_example_behaviour_runs_end_to_end(stack):
     assert len(moves) == 3 and [m["names"][0] for m in moves] == ["LShoulderPitch", "RShoulderPitch", "LShoulderPitch"]
     assert [c["method"] for c in stack.stub.getRecordedCommands()][-1] == "rest"
     assert stack.stub.getViolations() == [] and time.monotonic() - t0 < 30
+
+
+def test_track_path_box_follows_a_line(awake):
+    box = make_box("Track Path", awake.user)
+    path = [[0.15, 0.12 + 0.004 * k, 0.08 + 0.002 * k] for k in range(15)]
+    start(box, path)
+    name, (rms, completed) = box.fired[-1]
+    assert name == "onDone" and completed and rms < 1e-4
+    assert len(awake.moves()) == 15
+    start(box, "not a path")
+    assert box.fired[-1][0] == "onFailed" and "list of [x, y, z]" in box.fired[-1][1][1]

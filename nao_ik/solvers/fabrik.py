@@ -68,11 +68,15 @@ def shoulder_angles(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any, A
     return q1, q2
 
 
-def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequence[Any], ops: Ops):
+def elbow_angles(
+    model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequence[Any], ops: Ops, root: int | None = None
+):
     """(ElbowYaw, ElbowRoll, excess) that point the forearm along w = H - E, given the shoulder angles.
 
     ``excess`` > 0 where no angles can: the direction is closer to the upper
     arm's x axis than the hand offset allows (the cosine's excess over 1).
+    ``root``: 0 the primary ElbowRoll root (the sign of its range), 1 the
+    other; None (default) the one the limits allow.
     """
     c1, s1, c2, s2 = ops.cos(q1), ops.sin(q1), ops.cos(q2), ops.sin(q2)
     # g = (Ry(q1) Rz(q2))^T w; rows of the transpose are the columns of Ry Rz.
@@ -92,6 +96,9 @@ def elbow_angles(model: ArmModel, q1: Any, q2: Any, w: Sequence[Any], f: Sequenc
     first, second = -a - s, a - s
     if j4.lower + j4.upper > 0:
         first, second = second, first
+    if root is not None:
+        q4 = second if root else first
+        return _yaw(q4, gy, gz, f, ops), q4, excess
     q3a = _yaw(first, gy, gz, f, ops)
     # Keep the root that the limits allow: the primary one (the sign of
     # ElbowRoll's range) unless only the other fits ElbowYaw and ElbowRoll.
@@ -120,12 +127,14 @@ def recover_angles(model: ArmModel, elbow: Sequence[Any], hand: Sequence[Any], q
     return recover_angles_checked(model, elbow, hand, q5, ops)[0]
 
 
-def recover_angles_checked(model: ArmModel, elbow: Sequence[Any], hand: Sequence[Any], q5: Any, ops: Ops):
+def recover_angles_checked(
+    model: ArmModel, elbow: Sequence[Any], hand: Sequence[Any], q5: Any, ops: Ops, root: int | None = None
+):
     """:func:`recover_angles` and the ``excess`` of :func:`elbow_angles` (> 0: the hand is missed)."""
     s = model.shoulder
     q1, q2 = shoulder_angles(model, [elbow[k] - s[k] for k in range(3)], ops)
     f = forearm(model, q5, ops)
-    q3, q4, excess = elbow_angles(model, q1, q2, [hand[k] - elbow[k] for k in range(3)], f, ops)
+    q3, q4, excess = elbow_angles(model, q1, q2, [hand[k] - elbow[k] for k in range(3)], f, ops, root)
     return [q1, q2, q3, q4, q5], excess
 
 

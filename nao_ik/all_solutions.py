@@ -1,0 +1,160 @@
+"""Every way the arm can put its hand on a point: ``solve_all``.
+
+A hand position leaves one degree of freedom of the arm free, the elbow's
+swivel about the shoulder-to-hand line (see :mod:`nao_ik.swivel`); at each
+swivel ElbowRoll has two roots, the branches (only near a stretched arm with
+a turned wrist do both fit the limits). The joint limits cut the swivel
+circle of each branch into intervals. ``solve_all`` finds those intervals
+exactly (to 1e-6 rad) and gives exact configurations across them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from . import validate
+from .api import ArmLike, resolve_arm
+from .kinematics import forward_batch
+from .ops import ARRAY
+from .swivel import point
+
+#: Grid on which intervals are first found, then refined by bisection.
+GRID_STEP = math.radians(1.0)
+REFINE = 20  # 1 degree / 2^20 ~ 1.7e-8 rad
+
+
+class Branch(NamedTuple):
+    """One configuration that reaches the target.
+
+    Attributes:
+        branch: the ElbowRoll root, 0 or 1.
+        swivel: the elbow's swivel angle, radians (0: elbow lowest).
+        angles: the five joint angles, inside the limits.
+        error: distance from the hand to the target, metres (rounding only).
+    """
+
+    branch: int
+    swivel: float
+    angles: tuple[float, ...]
+    error: float
+
+
+class AllSolutions(NamedTuple):
+    """What :func:`solve_all` returns.
+
+    Attributes:
+        arm: the arm.
+        target: the target, metres.
+        intervals: per branch, the allowed swivel intervals ``(branch, start, end)``,
+            radians, start < end (an interval through +-pi is split in two).
+        solutions: configurations at sampled swivels (or at the one asked).
+        reachable: True if any configuration reaches the target.
+    """
+
+    arm: str
+    target: tuple[float, float, float]
+    intervals: list
+    solutions: list
+    reachable: bool
+
+
+def _violations(model, t: np.ndarray, wrist: float, phi: np.ndarray, branch: int) -> tuple[np.ndarray, np.ndarray]:
+    n = phi.size
+    cols = [np.full(n, t[k]) for k in range(3)]
+    q, vio = point(model, cols, np.full(n, wrist), phi, ARRAY, branch)
+    return np.stack(np.broadcast_arrays(*q), axis=1), np.broadcast_to(vio, (n,))
+
+
+def _refine(model, t, wrist, branch, inside: float, outside: float) -> float:
+    for _ in range(REFINE):
+        mid = 0.5 * (inside + outside)
+        ok = _violations(model, t, wrist, np.array([mid]), branch)[1][0] == 0
+        inside, outside = (mid, outside) if ok else (inside, mid)
+    return inside
+
+
+def swivel_intervals(model, t: np.ndarray, wrist: float, branch: int) -> list[tuple[float, float]]:
+    """The allowed swivel intervals of one branch, refined at their ends."""
+    grid = np.arange(-math.pi, math.pi, GRID_STEP)
+    ok = _violations(model, t, wrist, grid, branch)[1] == 0
+    if not ok.any():
+        return []
+    if ok.all():
+        return [(-math.pi, math.pi)]
+    out = []
+    n = grid.size
+    start = int(np.argmin(ok))  # begin scanning at an infeasible cell so runs do not wrap
+    k = 0
+    while k < n:
+        i = (start + k) % n
+        if ok[i]:
+            j = k
+            while j + 1 < n and ok[(start + j + 1) % n]:
+                j += 1
+            first, last = grid[i], grid[(start + j) % n]
+            lo = _refine(model, t, wrist, branch, first, first - GRID_STEP)
+            hi = _refine(model, t, wrist, branch, last, last + GRID_STEP)
+            if hi < lo:  # the run crosses +-pi: split it
+                out += [(lo, math.pi), (-math.pi, hi)]
+            else:
+                out.append((lo, hi))
+            k = j + 1
+        else:
+            k += 1
+    return sorted(out)
+
+
+def solve_all(
+    target: Sequence[float],
+    arm: ArmLike = "LArm",
+    swivel: float | None = None,
+    wrist: float = 0.0,
+    step_deg: float = 10.0,
+) -> AllSolutions:
+    """Every solution for a target: the allowed swivel intervals and configurations across them.
+
+    Args:
+        target: ``[x, y, z]`` in FRAME_TORSO, metres.
+        arm: ``"LArm"``, ``"RArm"`` or an :class:`~nao_ik.model.ArmModel`.
+        swivel: if given, only the configurations at this swivel angle (every
+            branch the limits allow there).
+        wrist: the WristYaw held (it turns the hand offset).
+        step_deg: without ``swivel``, sample each interval every ``step_deg``
+            degrees, plus its two ends.
+
+    Returns:
+        :class:`AllSolutions`.
+
+    Raises:
+        ValueError: bad target, arm, swivel, wrist or step.
+    """
+    model = resolve_arm(arm)
+    t = np.asarray(validate.target(target))
+    wrist = validate.number(wrist, "wrist")
+    step = math.radians(validate.positive(step_deg, "step_deg"))
+    intervals, samples = [], []
+    for branch in (0, 1):
+        if swivel is not None:
+            phi = validate.number(swivel, "swivel")
+            samples += [(branch, phi)]
+            continue
+        for lo, hi in swivel_intervals(model, t, wrist, branch):
+            lo, hi = float(lo), float(hi)
+            intervals.append((branch, lo, hi))
+            count = max(1, int((hi - lo) / step))
+            samples += [(branch, float(p)) for p in np.linspace(lo, hi, count + 1)]
+    solutions = []
+    for branch in (0, 1):
+        phis = np.array([p for b, p in samples if b == branch])
+        if phis.size == 0:
+            continue
+        q, vio = _violations(model, t, wrist, phis, branch)
+        keep = vio == 0
+        q = np.clip(q[keep], model.lower, model.upper)  # only rounding at interval ends
+        err = np.linalg.norm(forward_batch(model, q) - t, axis=1)
+        solutions += [Branch(branch, float(p), tuple(map(float, a)), float(e)) for p, a, e in zip(phis[keep], q, err)]
+    solutions.sort(key=lambda s: (s.branch, s.swivel))
+    return AllSolutions(model.arm, tuple(map(float, t)), intervals, solutions, bool(solutions))

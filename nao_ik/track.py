@@ -1,0 +1,111 @@
+"""Following a Cartesian path: the tracking control of Oyama & Tachi (2001), section 3.
+
+For desired hand positions x_d(0..T), with Phi the method's answer for a
+point (for ``nn`` and ``nn-paper`` the network; for the iterative methods a
+solve started from the previous answer, so Phi follows one branch):
+
+    dtheta_fb(0)   = theta(0) - Phi(x_d(0))                          (6)
+    theta(k+1)     = Phi(x_d(k+1)) + dtheta_fb(k+1)                  (7)
+    dtheta_fb(k+1) = alpha dtheta_fb(k) + J^+(theta(k)) e(k)         (8)
+    e(k)           = x_d(k) - f(theta(k))                            (9)
+
+with alpha = 0.9 as in the paper, theta(0) a precise solve of the first
+point, and every theta clamped into the joint limits. As in the paper, the
+tracking is given up when the hand is more than 5 cm off the path.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from . import validate
+from .api import ArmLike, resolve_arm, resolve_method, solve
+from .kinematics import forward, jacobian
+
+ALPHA = 0.9
+GIVE_UP = 0.05  # metres
+MAX_POINTS = 2000
+
+
+class Track(NamedTuple):
+    """A tracked path.
+
+    Attributes:
+        angles: (K, 5) joint angles per point tracked (K <= number of points).
+        errors: (K,) distance from the hand to each desired point, metres.
+        completed: False if the tracking was given up (error > 5 cm).
+        method: the method used for Phi.
+        arm: the arm.
+    """
+
+    angles: np.ndarray
+    errors: np.ndarray
+    completed: bool
+    method: str
+    arm: str
+
+
+def validate_points(points: Any) -> np.ndarray:
+    """A path: a list of 1..MAX_POINTS targets [x, y, z]."""
+    if isinstance(points, (str, bytes)) or not hasattr(points, "__len__"):
+        raise ValueError(f"points must be a list of [x, y, z] targets, got {points!r:.60}")
+    if not 1 <= len(points) <= MAX_POINTS:
+        raise ValueError(f"points must hold 1 to {MAX_POINTS} targets, got {len(points)}")
+    out = []
+    for i, p in enumerate(points):
+        try:
+            out.append(validate.target(p))
+        except ValueError as e:
+            raise ValueError(f"points[{i}]: {e}") from None
+    return np.array(out)
+
+
+def track_path(
+    points: Sequence[Sequence[float]],
+    arm: ArmLike = "LArm",
+    method: str = "nn",
+    initial: Sequence[float] | None = None,
+    alpha: float = ALPHA,
+) -> Track:
+    """Follow the points with equations (6)-(9).
+
+    Args:
+        points: desired hand positions, FRAME_TORSO metres.
+        arm: ``"LArm"``, ``"RArm"`` or an ``ArmModel``.
+        method: one of ``nao_ik.METHODS``, used as Phi.
+        initial: start posture for the first point (default: neutral).
+        alpha: the feedback's memory, 0 < alpha <= 1.
+
+    Returns:
+        :class:`Track`.
+    """
+    model = resolve_arm(arm)
+    name = resolve_method(method)
+    x = validate_points(points)
+    alpha = validate.number(alpha, "alpha")
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    act = list(model.active)
+
+    def phi(target: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
+        start = None if previous is None else previous.tolist()
+        return np.asarray(solve(target.tolist(), model, name, initial=start).angles)
+
+    theta = np.asarray(solve(x[0].tolist(), model, name, initial=initial).angles)
+    fb = theta - phi(x[0], theta)  # (6)
+    angles, errors = [theta], [float(np.linalg.norm(x[0] - forward(model, theta)))]
+    for k in range(len(x) - 1):
+        e = x[k] - forward(model, theta)  # (9)
+        step = np.zeros(5)
+        step[act] = np.linalg.pinv(jacobian(model, theta)[:, act]) @ e
+        fb = alpha * fb + step  # (8)
+        theta = np.clip(phi(x[k + 1], theta) + fb, lo, hi)  # (7)
+        err = float(np.linalg.norm(x[k + 1] - forward(model, theta)))
+        angles.append(theta)
+        errors.append(err)
+        if err > GIVE_UP:
+            return Track(np.array(angles), np.array(errors), False, name, model.arm)
+    return Track(np.array(angles), np.array(errors), True, name, model.arm)
