@@ -59,7 +59,9 @@ QUICK = Size(500, 100, 1, 20, 40, 18, 6, 20)
 # ------------------------------------------------------------- alternatives
 
 
-def almotion_pinv(target: Sequence[float], tol: float = 1e-4, max_iter: int = 100) -> tuple[np.ndarray, float, int]:
+def almotion_pinv(
+    target: Sequence[float], tol: float = 1e-4, max_iter: int = 100, start: Sequence[float] | None = None
+) -> tuple[np.ndarray, float, int]:
     """A pseudoinverse solver as ALMotion's documentation describes its Cartesian control.
 
     Moore-Penrose pseudoinverse of the position Jacobian, full steps, no step
@@ -67,7 +69,7 @@ def almotion_pinv(target: Sequence[float], tol: float = 1e-4, max_iter: int = 10
     held). The answer is what it is: the report counts out-of-limit answers.
     """
     model = arm_model(ARM)
-    q = np.array(model.neutral, dtype=float)
+    q = np.array(model.neutral if start is None else start, dtype=float)
     t = np.asarray(target, dtype=float)
     err = np.inf
     for it in range(max_iter + 1):
@@ -107,10 +109,13 @@ class IkpyArm:
         self.start = np.zeros(len(names))
         self.start[self.index] = model.neutral
 
-    def solve(self, target: Sequence[float]) -> np.ndarray:
+    def solve(self, target: Sequence[float], start: Sequence[float] | None = None) -> np.ndarray:
+        initial = self.start.copy()
+        if start is not None:
+            initial[self.index] = start
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            full = self.chain.inverse_kinematics(np.asarray(target), initial_position=self.start.copy())
+            full = self.chain.inverse_kinematics(np.asarray(target), initial_position=initial)
         return np.asarray(full)[self.index]
 
 
@@ -304,39 +309,52 @@ def workspace(size: Size, out: Path) -> None:
     plt.close(fig)
 
 
-def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
-    """Largest joint jump between consecutive answers along straight paths, each solved from the previous."""
+def reachable_lines(count: int, points: int, seed: int) -> list[np.ndarray]:
+    """Straight paths as in Oyama & Tachi: a reachable start, a normally distributed
+    step (5 cm here, NAO's arm is short), kept only if the arm can reach every point."""
     model = arm_model(ARM)
-    ends = sample_targets(ARM, 2 * size.paths, seed + 11).reshape(size.paths, 2, 3)
-    s = np.linspace(0, 1, size.path_points)
+    rng = np.random.default_rng(seed + 7)
+    s = np.linspace(0, 1, points)[:, None]
+    out = []
+    while len(out) < count:
+        q = rng.uniform(model.lower, model.upper, 5)
+        q[4] = model.neutral[4]
+        a = forward(model, q)
+        path = a + s * rng.normal(0, 0.05, 3)
+        if api.solve_batch(path, ARM, "dls").reached.all():
+            out.append(path)
+    return out
+
+
+def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
+    """Largest joint jump between consecutive answers along reachable straight paths, each from the previous."""
+    model = arm_model(ARM)
+    paths = reachable_lines(size.paths, size.path_points, seed)
     methods = ["fabrik", "jacobian-pinv", "dls", "sdls", "nn", "nn-refined", ALMOTION] + ([IKPY] if ik else [])
     lines = ["| method | paths | median of the largest jump (rad) | worst jump (rad) | paths with a jump > 0.5 rad | "
              "points reached |", "|---|---|---|---|---|---|"]  # fmt: skip
     for method in methods:
         n_paths = min(size.paths, 8) if method == IKPY else size.paths
         worst, reached, total = [], 0, 0
-        for a, b in ends[:n_paths]:
-            path = a[None, :] + s[:, None] * (b - a)[None, :]
-            prev = None
+        for path in paths[:n_paths]:
+            prev = np.asarray(api.solve(path[0].tolist(), ARM, "dls").angles)
             jumps = []
             for p in path:
                 if method == ALMOTION:
-                    q, err, _ = almotion_pinv(p)
+                    q, err, _ = almotion_pinv(p, start=prev)
                     ok = err <= 1e-4
                 elif method == IKPY:
-                    q = ik.solve(p)
+                    q = ik.solve(p, prev)
                     ok = np.linalg.norm(forward(model, q) - p) <= 1e-4
                 else:
-                    sol = api.solve(p.tolist(), ARM, method, initial=None if prev is None else prev)
+                    sol = api.solve(p.tolist(), ARM, method, initial=prev.tolist())
                     q, ok = np.asarray(sol.angles), sol.reached
-                if prev is not None:
-                    jumps.append(float(np.max(np.abs(np.asarray(q) - prev))))
-                prev = np.asarray(q, dtype=float)
-                if not np.all(np.isfinite(prev)):
-                    prev = np.asarray(model.neutral)
+                q = np.asarray(q, dtype=float)
+                jumps.append(float(np.max(np.abs(q - prev))) if np.all(np.isfinite(q)) else float("inf"))
+                prev = q if np.all(np.isfinite(q)) else prev
                 reached += bool(ok)
                 total += 1
-            worst.append(max(jumps))
+            worst.append(max(jumps[1:]))
         worst = np.array(worst)
         lines.append(f"| {method} | {n_paths} | {np.median(worst):.3f} | {worst.max():.3f} | "
                      f"{int(np.sum(worst > 0.5))} | {100 * reached / total:.1f} % |")  # fmt: skip
@@ -462,8 +480,12 @@ robot would stop at the limits).
 
 ## Continuity along paths
 
-Straight paths between two random reachable targets, {size.path_points} points each; every point is solved
-from the previous answer (ikpy and the ALMotion-style solver from the neutral posture, as they are used).
+Straight paths of {size.path_points} points (a reachable start, a step drawn from a normal distribution with a
+5 cm deviation, kept only if every point is reachable), as in Oyama & Tachi's tracking experiments. Every point
+is solved from the previous answer (the first from a precise solve of the first point), so the largest joint
+change between consecutive points shows branch switching and jitter. The network methods answer from their own
+rule rather than from the previous posture, so they can switch branch along a path: use `dls` or `fabrik`
+(or `trackPath`) for continuous motion.
 
 {cont}
 """)
