@@ -134,3 +134,32 @@ def swivel_seeds(model: ArmModel, targets: np.ndarray, wrist: np.ndarray, count:
     order = np.argsort(sw.violation, axis=1, kind="stable")[:, :count]
     seeds = np.take_along_axis(sw.angles, order[:, :, None], axis=1)
     return np.clip(seeds, model.lower, model.upper)
+
+
+def swivel_of(model: ArmModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The swivel angle and ElbowRoll branch of configurations (N, 5): the inverse of :func:`point`.
+
+    Returns:
+        (swivel (N,), branch (N,) 0 or 1).
+    """
+    from .kinematics import chain
+
+    q = np.asarray(q, dtype=float)
+    ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
+    elbow = np.stack(np.broadcast_arrays(*ch.origins[2]), axis=1)
+    hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
+    s = np.asarray(model.shoulder)
+    n = hand - s
+    n /= np.maximum(np.linalg.norm(n, axis=1), 1e-12)[:, None]
+    u = np.stack(_project(_DOWN, n.T), axis=1)
+    un = np.linalg.norm(u, axis=1)
+    ub = np.stack(_project(_BACK, n.T), axis=1)
+    u = np.where((un < 1e-6)[:, None], ub / np.maximum(np.linalg.norm(ub, axis=1), 1e-12)[:, None],
+                 u / np.maximum(un, 1e-12)[:, None])  # fmt: skip
+    v = np.cross(n, u)
+    r = elbow - s
+    phi = np.arctan2(np.sum(r * v, axis=1), np.sum(r * u, axis=1))
+    primary, _ = recover_angles_checked(model, [elbow[:, k] for k in range(3)], [hand[:, k] for k in range(3)],
+                                        q[:, 4], ARRAY, 0)  # fmt: skip
+    branch = (np.abs(np.broadcast_to(primary[3], q.shape[:1]) - q[:, 3]) > 1e-6).astype(np.int8)
+    return phi, branch

@@ -33,15 +33,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="nao-ik train",
         description="Train the networks from scratch (seeded, reproducible) with numpy: 'nn' (the shipped "
-        "swivel network), 'nn-paper' (Poddighe 2013's 3-40-4 RPROP network) or 'sweep' (the paper's Table 2: "
-        "nn-paper with 5..100 hidden units).",
+        "swivel network), 'nn-paper' (Poddighe 2013's 3-40-4 RPROP network), 'sweep' (the paper's Table 2: "
+        "nn-paper with 5..100 hidden units) or 'cells' (Kim & Tarokh's cell table).",
         epilog="example: nao-ik train --which nn-paper --out /tmp/weights",
     )
-    p.add_argument("--which", choices=["nn", "nn-paper", "sweep"], default="nn")
+    p.add_argument("--which", choices=["nn", "nn-paper", "sweep", "cells"], default="nn")
     p.add_argument("--out", type=Path, default=N.DATA_DIR, help=f"folder for the weights (default {N.DATA_DIR})")
     p.add_argument("--table", type=Path, help="sweep: also write the table to this markdown file")
     p.add_argument("--epochs", type=int, help="override the recipe's epoch cap (a quicker, different run)")
     a = p.parse_args(argv)
+    if a.which == "cells":
+        from .. import cells
+
+        path = cells.save(cells.build(), a.out / "cells.npz")
+        cells.load.cache_clear()
+        print(f"wrote {path}")
+        if path == cells.DATA_FILE:
+            print(cells.figures())
+        return 0
     if a.which == "sweep":
         rows = []
         for hidden in N.SWEEP:

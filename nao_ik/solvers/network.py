@@ -67,6 +67,18 @@ def swivel_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops)
     return _clamped_one(model, q, q0[4])
 
 
+def cells_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> tuple:
+    """``cells``' answer (Kim & Tarokh's cell lookup, :mod:`nao_ik.cells`)."""
+    from ..cells import best
+
+    targets = _targets(t, ops)
+    n = targets.shape[0]
+    raw, _ = best(model, targets, np.broadcast_to(np.asarray(q0[4], dtype=float), (n,)).copy())
+    if ops is SCALAR:
+        return _clamped_one(model, raw[0].tolist(), q0[4])
+    return _clamped(model, raw, q0[4], ops)
+
+
 def hold_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
     """No iterations: the start is the answer (its error is measured)."""
     h = chain(model, q0, ops).hand
