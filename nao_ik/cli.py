@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 USAGE = """usage: nao-ik COMMAND [options]
 
@@ -33,6 +34,27 @@ def quiet_qi(level: str = "WARNING") -> None:
 
     qi.logging.setLevel(getattr(qi.logging, level))
     qi.logging.setFilters("qi.path.sdklayout=silent")
+
+
+@contextlib.contextmanager
+def robot_session(url: str) -> Iterator:
+    """A qi session connected to ``url``, closed afterwards."""
+    quiet_qi()
+    import qi
+
+    session = qi.Session()
+    try:
+        session.connect(url)
+        yield session
+    finally:
+        session.close()
+
+
+def fail(command: str, e: Exception) -> int:
+    """Print the first line of a libqi error for a command; exit status 1."""
+    text = str(e).strip()
+    print(f"nao-ik {command}: {text.splitlines()[0] if text else type(e).__name__}", file=sys.stderr)
+    return 1
 
 
 def sim_main(argv: Sequence[str]) -> int:
@@ -112,27 +134,20 @@ def reach_main(argv: Sequence[str]) -> int:
     p.add_argument("--wake-up", action="store_true", help="call ALMotion.wakeUp() first (motors on)")
     p.add_argument("--qi-url", default="tcp://127.0.0.1:9559")
     a = p.parse_args(argv)
-    quiet_qi()
-    import qi
-
-    session = qi.Session()
     try:
-        session.connect(a.qi_url)
-        ik = session.service("NaoArmIK")
-        if a.wake_up:
-            session.service("ALMotion").wakeUp()
-        if a.compute_only:
-            arm = a.arm if a.arm != "auto" else ("LArm" if a.y >= 0 else "RArm")
-            result = ik.computeAngles(arm, a.x, a.y, a.z, a.method)
-        elif a.arm == "auto":
-            result = ik.reachTo(a.x, a.y, a.z, a.method)
-        else:
-            result = ik.reachToWithArm(a.arm, a.x, a.y, a.z, a.method)
+        with robot_session(a.qi_url) as session:
+            ik = session.service("NaoArmIK")
+            if a.wake_up:
+                session.service("ALMotion").wakeUp()
+            if a.compute_only:
+                arm = a.arm if a.arm != "auto" else ("LArm" if a.y >= 0 else "RArm")
+                result = ik.computeAngles(arm, a.x, a.y, a.z, a.method)
+            elif a.arm == "auto":
+                result = ik.reachTo(a.x, a.y, a.z, a.method)
+            else:
+                result = ik.reachToWithArm(a.arm, a.x, a.y, a.z, a.method)
     except RuntimeError as e:
-        print(f"nao-ik reach: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 1
-    finally:
-        session.close()
+        return fail("reach", e)
     print(json.dumps(result, indent=2, sort_keys=True))
     return 0 if result.get("reached") else 3
 
@@ -147,22 +162,14 @@ def install_package_main(argv: Sequence[str]) -> int:
     p.add_argument("path", help="the .pkg file's path on the robot")
     p.add_argument("--qi-url", default="tcp://127.0.0.1:9559")
     a = p.parse_args(argv)
-    quiet_qi()
-    import qi
-
-    session = qi.Session()
     try:
-        session.connect(a.qi_url)
-        names = {s["name"] for s in session.services()}
-        if "PackageManager" not in names:
-            print(f"nao-ik install-package: no PackageManager on {a.qi_url}", file=sys.stderr)
-            return 3
-        ok = session.service("PackageManager").install(a.path)
+        with robot_session(a.qi_url) as session:
+            if "PackageManager" not in {s["name"] for s in session.services()}:
+                print(f"nao-ik install-package: no PackageManager on {a.qi_url}", file=sys.stderr)
+                return 3
+            ok = session.service("PackageManager").install(a.path)
     except RuntimeError as e:
-        print(f"nao-ik install-package: {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return 1
-    finally:
-        session.close()
+        return fail("install-package", e)
     print(f"installed {a.path}" if ok else f"PackageManager refused {a.path}")
     return 0 if ok else 1
 
