@@ -24,6 +24,7 @@ import numpy as np
 from . import api
 from .kinematics import forward_batch
 from .model import ARMS, arm_model
+from .nn.data import random_configurations
 from .solvers import SOLVERS
 
 
@@ -50,10 +51,7 @@ class BenchRow(NamedTuple):
 def sample_targets(arm: str, n: int, seed: int = 0) -> np.ndarray:
     """The benchmark's reachable targets: FK of uniform random in-limit configurations."""
     model = arm_model(arm)
-    rng = np.random.default_rng(seed)
-    q = rng.uniform(model.lower, model.upper, size=(n, 5))
-    q[:, 4] = model.neutral[4]
-    return forward_batch(model, q)
+    return forward_batch(model, random_configurations(model, n, np.random.default_rng(seed), model.neutral[4]))
 
 
 def _fk_median_us(arm: str, repeats: int = 2000) -> float:
@@ -132,13 +130,16 @@ def format_row(r: BenchRow) -> str:
 
 
 def machine() -> str:
-    """One line on where the numbers came from."""
+    """One line on where the numbers came from: CPU model, cores, Python, numpy."""
     import os
 
-    return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, numpy {np.__version__}"
-    )
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
 def run(

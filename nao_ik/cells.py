@@ -30,13 +30,12 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .kinematics import forward_batch
-from .model import ArmModel, arm_model
+from .model import MIRROR_ANGLES, MIRROR_TARGET, ArmModel, arm_model
 from .nn.data import random_configurations
 from .swivel import swivel_of
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "cells.npz"
 REACH = 0.222  # metres: the posture box is the shoulder +- REACH
-MIRROR = np.array([1.0, -1.0, -1.0, -1.0])
 
 
 class CellModel(NamedTuple):
@@ -167,8 +166,8 @@ def cell_solutions(model: ArmModel, targets: np.ndarray, swivel: float | None = 
     """The stored answers for targets (N, 3): at every swivel cell's centre (or at ``swivel``), both branches."""
     cm = load()
     div = cm.divisions
-    right = model.joints[1].lower + model.joints[1].upper < 0
-    t = np.asarray(targets, dtype=float) * (np.array([1.0, -1.0, 1.0]) if right else 1.0)
+    right = model.is_right
+    t = np.asarray(targets, dtype=float) * (np.asarray(MIRROR_TARGET) if right else 1.0)
     rel = t - np.asarray(arm_model("LArm").shoulder)
     if swivel is None:
         vs = -math.pi + (np.arange(div[3]) + 0.5) * 2 * math.pi / div[3]
@@ -186,7 +185,7 @@ def cell_solutions(model: ArmModel, targets: np.ndarray, swivel: float | None = 
     x = np.c_[off, np.ones(len(off))]
     angles = np.einsum("nij,nj->ni", cm.coefs[pos].astype(float), x)
     if right:
-        angles = angles * MIRROR
+        angles = angles * np.asarray(MIRROR_ANGLES[:4])
     shape = (n, 2 * kv)
     swivels = np.repeat(-vs if right else vs, 2)
     return CellAnswers(angles.reshape(n, 2 * kv, 4), found.reshape(shape), swivels, np.tile([0, 1], kv))

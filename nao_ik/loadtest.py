@@ -21,8 +21,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from .kinematics import forward_batch
-from .model import arm_model
+from .bench import sample_targets
+from .model import ARMS
 
 METHODS = ("dls", "fabrik", "jacobian-pinv", "sdls")
 
@@ -77,14 +77,9 @@ def _start(args: list[str], ready: str) -> subprocess.Popen:
 
 
 def _targets(n: int, seed: int) -> list[tuple[float, float, float]]:
-    out = []
-    rng = np.random.default_rng(seed)
-    for arm in ("LArm", "RArm"):
-        m = arm_model(arm)
-        q = rng.uniform(m.lower, m.upper, (n, 5))
-        q[:, 4] = 0.0
-        out.extend(map(tuple, forward_batch(m, q).tolist()))
-    rng.shuffle(out)
+    """n reachable targets per arm (the benchmark's kind), shuffled."""
+    out = [tuple(t) for k, arm in enumerate(ARMS) for t in sample_targets(arm, n, seed + 7919 * k).tolist()]
+    np.random.default_rng(seed).shuffle(out)
     return out
 
 

@@ -14,6 +14,12 @@ import math
 from typing import Mapping, NamedTuple, Sequence
 
 ARMS = ("LArm", "RArm")
+
+#: The right arm is the left arm mirrored through the torso's x-z plane: a
+#: right-arm target is a left-arm target with y negated, and a right-arm
+#: configuration a left-arm one with these signs (roll and yaw joints flip).
+MIRROR_TARGET = (1.0, -1.0, 1.0)
+MIRROR_ANGLES = (1.0, -1.0, -1.0, -1.0, -1.0)
 JOINT_SUFFIXES = ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")
 
 # Axis indices: 0 = x, 1 = y, 2 = z.
@@ -77,6 +83,11 @@ class ArmModel(NamedTuple):
     def names(self) -> tuple[str, ...]:
         """ALMotion joint names in chain order."""
         return tuple(j.name for j in self.joints)
+
+    @property
+    def is_right(self) -> bool:
+        """True for the right arm (the left arm's mirror image)."""
+        return self.arm == "RArm"
 
     @property
     def shoulder(self) -> tuple[float, float, float]:

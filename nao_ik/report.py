@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import sys
 import time
 import warnings
@@ -21,7 +20,7 @@ from typing import Callable, NamedTuple, Sequence
 import numpy as np
 
 from . import api
-from .bench import sample_targets
+from .bench import machine, sample_targets
 from .kinematics import forward, forward_batch, jacobian
 from .model import arm_model
 from .nn.networks import DATA_DIR
@@ -361,16 +360,6 @@ def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
         lines.append(f"| {method} | {n_paths} | {np.median(worst):.3f} | {worst.max():.3f} | "
                      f"{int(np.sum(worst > 0.5))} | {100 * reached / total:.1f} % |")  # fmt: skip
     return "\n".join(lines)
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
-            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
 # ------------------------------------------------------------------- report

@@ -145,13 +145,8 @@ class NaoArmIK:
     @_private
     def _reach(self, arm: str, target: tuple, method: Any, move: bool) -> dict:
         name = resolve_method(DEFAULT_METHOD if method == "" else method)
-        motion = self._get_motion()
-        model = self._model(arm, motion)
+        motion, model, start = self._arm_state(arm, motors=move)
         names = list(model.names)
-        if move:
-            self._check_motors(motion, arm, names)
-        current = self._motion_call(motion, "getAngles", names, True)
-        start = validate.vector(current, 5, f"{arm} angles reported by ALMotion")
         t0 = time.perf_counter()
         sol = solve(target, model, name, initial=start)
         solve_ms = (time.perf_counter() - t0) * 1e3
@@ -185,12 +180,9 @@ class NaoArmIK:
     @_private
     def _track(self, arm: str, path: Any, method: Any) -> dict:
         name = resolve_method(DEFAULT_METHOD if method == "" else method)
-        motion = self._get_motion()
-        model = self._model(arm, motion)
+        motion, model, start = self._arm_state(arm, motors=True)
         names = list(model.names)
-        self._check_motors(motion, arm, names)
-        start = validate.vector(self._motion_call(motion, "getAngles", names, True), 5, f"{arm} angles")
-        track = track_path(path, model, name, initial=model.clamp(start))
+        track = track_path(path, model, name, initial=start)
         safe = [list(model.clamp(q)) for q in track.angles.tolist()]
         if not all(math.isfinite(a) for q in safe for a in q):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
@@ -214,6 +206,20 @@ class NaoArmIK:
         }
 
     @_private
+    def _arm_state(self, arm: str, motors: bool) -> tuple:
+        """ALMotion, the arm's model with the robot's limits, and its sensed angles (checked, clamped).
+
+        With ``motors``, first refuse an arm whose motors are off.
+        """
+        motion = self._get_motion()
+        model = self._model(arm, motion)
+        names = list(model.names)
+        if motors:
+            self._check_motors(motion, arm, names)
+        current = validate.vector(self._motion_call(motion, "getAngles", names, True), 5, f"{arm} angles from ALMotion")
+        return motion, model, model.clamp(current)
+
+    @_private
     def _check_motors(self, motion: Any, arm: str, names: list) -> None:
         stiff = self._motion_call(motion, "getStiffnesses", names)
         off = [n for n, s in zip(names, stiff) if not s > 0.0]
@@ -225,10 +231,8 @@ class NaoArmIK:
 
     @_private
     def _all(self, arm: str, target: tuple) -> dict:
-        motion = self._get_motion()
-        model = self._model(arm, motion)
-        wrist = validate.vector(self._motion_call(motion, "getAngles", list(model.names), True), 5, "angles")[4]
-        found = solve_all(target, model, wrist=min(max(wrist, model.lower[4]), model.upper[4]))
+        _, model, current = self._arm_state(arm, motors=False)
+        found = solve_all(target, model, wrist=current[4])
         return {
             "arm": arm,
             "target": list(target),

@@ -4,10 +4,10 @@
   random in-limit configurations, paired with those configurations. The
   inverse of a redundant arm is multi-valued, so the same region of targets
   comes with very different angles and a network can only average them.
-- :func:`single_valued_samples`: the same targets, each paired with one
-  configuration chosen by one fixed rule: the elbow swivel (see
-  :mod:`nao_ik.swivel`) nearest to a preferred swivel among those the joint
-  limits allow. Every answer reaches its target exactly.
+- :func:`swivel_samples`: the same targets, each paired with the elbow
+  swivel (see :mod:`nao_ik.swivel`) chosen by one fixed rule: the one
+  nearest to a preferred swivel among those the joint limits allow. Its
+  configuration reaches the target exactly.
 """
 
 from __future__ import annotations
@@ -104,13 +104,6 @@ def _run_width(feasible: np.ndarray, k: np.ndarray) -> np.ndarray:
             if not alive.any():
                 break
     return np.minimum(width, m)
-
-
-def single_valued_samples(model: ArmModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(targets (m, 3), angles (m, 4)), m <= n: the rule's answers for the paper's targets."""
-    targets, _ = paper_samples(model, n, seed)
-    angles, ok, _ = preferred_configurations(model, targets)
-    return targets[ok], angles[ok, :4]
 
 
 def swivel_samples(model: ArmModel, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

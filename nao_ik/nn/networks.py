@@ -23,14 +23,13 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..kinematics import forward_batch
-from ..model import ArmModel, arm_model
+from ..model import MIRROR_ANGLES, MIRROR_TARGET, ArmModel, arm_model
 from . import data, mlp
 from .train import fit, init_mlp, progress_bar
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+MIRROR_T, MIRROR_Q = np.asarray(MIRROR_TARGET), np.asarray(MIRROR_ANGLES[:4])
 
-#: Which joints change sign between the arms (ShoulderRoll, ElbowYaw, ElbowRoll).
-MIRROR = np.array([1.0, -1.0, -1.0, -1.0])
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
 class Recipe(NamedTuple):
@@ -192,23 +191,19 @@ def _fast(name: str) -> mlp.Folded:
     return shipped(name).folded()
 
 
-def _is_right(model: ArmModel) -> bool:
-    return model.joints[1].lower + model.joints[1].upper < 0
-
-
 def paper_angles(model: ArmModel, targets: np.ndarray) -> np.ndarray:
     """``nn-paper``: raw (unclamped) ShoulderPitch..ElbowRoll for targets (N, 3) of either arm."""
     net = _fast("nn-paper")
-    if _is_right(model):
-        return net(targets * np.array([1.0, -1.0, 1.0])) * MIRROR
+    if model.is_right:
+        return net(targets * MIRROR_T) * MIRROR_Q
     return net(targets)
 
 
 def predict_swivel(model: ArmModel, targets: np.ndarray, net: mlp.MLP | None = None) -> np.ndarray:
     """``nn``'s swivel angle (N,) for targets (N, 3) of either arm."""
     net = net or _fast("nn")
-    if _is_right(model):
-        cs = net(targets * np.array([1.0, -1.0, 1.0]))
+    if model.is_right:
+        cs = net(targets * MIRROR_T)
         return -np.arctan2(cs[:, 1], cs[:, 0])
     cs = net(targets)
     return np.arctan2(cs[:, 1], cs[:, 0])
@@ -221,7 +216,7 @@ FALLBACK_OFFSETS = np.radians([10, -10, 20, -20, 40, -40, 70, -70, 110, -110, 15
 
 def predict_swivel_one(model: ArmModel, t: Sequence[float]) -> float:
     """:func:`predict_swivel` for one target, with as few numpy calls as it takes."""
-    right = _is_right(model)
+    right = model.is_right
     c, s = _fast("nn")(np.array([t[0], -t[1] if right else t[1], t[2]]))
     return -math.atan2(s, c) if right else math.atan2(s, c)
 

@@ -64,32 +64,6 @@ def gradients(net: MLP, x: np.ndarray, y: np.ndarray, loss_fn=mse) -> tuple[floa
     return loss, gw, gb
 
 
-def hand_loss(model, out_offset: np.ndarray, out_scale: np.ndarray, rule_weight: float, unit: float = 0.01):
-    """The "distal teacher" loss: distance from the hand to the target, through the forward kinematics.
-
-    The network may then pick any configuration that reaches the target; a
-    small pull (``rule_weight``) toward the single-valued rule's angles keeps
-    it on one smooth branch. ``y`` rows are [rule angles scaled like the
-    output (4), target (3)]. Distances are in units of ``unit`` metres.
-    The gradient through the kinematics is the analytic Jacobian.
-    """
-    from ..kinematics import chain, jacobian_columns
-    from ..ops import ARRAY
-
-    def loss_fn(out: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-        n = out.shape[0]
-        q = out_offset + out * out_scale
-        ch = chain(model, [q[:, i] for i in range(4)] + [np.zeros(n)], ARRAY)
-        e = np.stack([ch.hand[k] - y[:, 4 + k] for k in range(3)], axis=1) / unit
-        jac = np.stack([np.stack(np.broadcast_arrays(*col), axis=1) for col in jacobian_columns(ch, range(4))], axis=2)
-        grad = 2.0 * np.einsum("nk,nki->ni", e, jac / unit) / n * out_scale
-        d = out - y[:, :4]
-        grad += rule_weight * 2.0 * d / n
-        return float(np.mean(np.sum(e * e, axis=1)) + rule_weight * np.mean(np.sum(d * d, axis=1))), grad
-
-    return loss_fn
-
-
 class Rprop:
     """iRprop- over a list of arrays, updated in place (same rule as torch.optim.Rprop)."""
 

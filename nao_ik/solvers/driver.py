@@ -40,13 +40,12 @@ def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
     evenly, deterministic, the same for every call. Roll joints count from the
     body outward, so the two arms get mirror-image seeds.
     """
-    left = model.joints[1].lower + model.joints[1].upper > 0
     seeds = []
     for n in range(1, JOINT_RESTARTS + 1):
         q = []
         for i, base in enumerate((2, 3, 5, 7)):
             f = _halton(n, base)
-            if not left and i in (1, 3):
+            if model.is_right and i in (1, 3):
                 f = 1.0 - f
             j = model.joints[i]
             q.append(j.lower + f * (j.upper - j.lower))

@@ -142,7 +142,6 @@ def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float
     """FABRIK iterations from q0; see the module docstring."""
     lo, hi = model.lower, model.upper
     sh = model.shoulder
-    l1, p = upper_arm(model)
     q5 = q0[4]
     f = forearm(model, q5, ops)
     l2 = ops.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
