@@ -53,7 +53,7 @@ def chain(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Chain:
     z0, z1, z2 = 0.0, 0.0, 1.0
     p0 = p1 = p2 = 0.0
     origins, axes = [], []
-    cos, sin = ops.cos, ops.sin
+    cos_sin = ops.cos_sin
     for joint, qj in zip(model.joints, q):
         ox, oy, oz = joint.offset
         if ox:
@@ -63,7 +63,7 @@ def chain(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Chain:
         if oz:
             p0, p1, p2 = p0 + oz * z0, p1 + oz * z1, p2 + oz * z2
         origins.append([p0, p1, p2])
-        c, s = cos(qj), sin(qj)
+        c, s = cos_sin(qj)
         a = joint.axis
         if a == 0:
             axes.append([x0, x1, x2])

@@ -60,7 +60,8 @@ def point(
     l2 = ops.sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2])
     dv = [t[0] - s[0], t[1] - s[1], t[2] - s[2]]
     d_raw = ops.sqrt(dv[0] * dv[0] + dv[1] * dv[1] + dv[2] * dv[2])
-    n = [c / ops.maximum(d_raw, 1e-12) for c in dv]
+    inv = 1.0 / ops.maximum(d_raw, 1e-12)
+    n = [dv[0] * inv, dv[1] * inv, dv[2] * inv]
     d = ops.minimum(ops.maximum(d_raw, ops.abs(l1 - l2) + 1e-9), l1 + l2 - 1e-9)
     a = (d * d + l1 * l1 - l2 * l2) / (2 * d)
     r = ops.sqrt(ops.maximum(l1 * l1 - a * a, 0.0))
@@ -71,9 +72,10 @@ def point(
     ub = _project(_BACK, n)
     ubn = ops.sqrt(ub[0] * ub[0] + ub[1] * ub[1] + ub[2] * ub[2])
     tiny = un < 1e-6
-    u = [ops.where(tiny, b / ops.maximum(ubn, 1e-12), c / ops.maximum(un, 1e-12)) for c, b in zip(u, ub)]
+    iu, iub = 1.0 / ops.maximum(un, 1e-12), 1.0 / ops.maximum(ubn, 1e-12)
+    u = ops.where_list(tiny, [b * iub for b in ub], [c * iu for c in u])
     v = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]]
-    c, sn = ops.cos(phi), ops.sin(phi)
+    c, sn = ops.cos_sin(phi)
     elbow = [s[k] + a * n[k] + r * (c * u[k] + sn * v[k]) for k in range(3)]
     hand = [s[k] + d * n[k] for k in range(3)]
     # Where the forearm would have to point closer to the upper arm's x axis

@@ -114,3 +114,16 @@ def test_runtime_limits_replace_documented_ones():
         arm_model("LArm").with_limits({"LElbowYaw": [1.0, -1.0, 5.0]})
     with pytest.raises(ValueError, match="LElbowYaw"):
         arm_model("LArm").with_limits({"LElbowYaw": [float("nan"), 1.0, 5.0]})
+
+
+def test_cos_sin_of_both_backends_match_numpy():
+    # The kernel's cos/sin come from tan(x / 2); they must be as good as
+    # np.cos and np.sin (joint angles, swivels plus offsets, and beyond).
+    from nao_ik.ops import ARRAY, SCALAR
+
+    x = np.concatenate([np.random.default_rng(0).uniform(-7.0, 7.0, 100_000), [0.0, np.pi, -np.pi, 2 * np.pi]])
+    c, s = ARRAY.cos_sin(x)
+    assert np.abs(c - np.cos(x)).max() <= 4e-16 and np.abs(s - np.sin(x)).max() <= 4e-16
+    for v in x[:200].tolist() + [np.pi, -np.pi]:
+        cs, ss = SCALAR.cos_sin(v)
+        assert abs(cs - np.cos(v)) <= 4e-16 and abs(ss - np.sin(v)) <= 4e-16

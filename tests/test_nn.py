@@ -99,6 +99,27 @@ def test_nn_refined_reaches_like_a_solver(arm):
     assert np.all((b.angles >= arm_model(arm).lower) & (b.angles <= arm_model(arm).upper))
 
 
+def test_single_target_inference_equals_the_batch():
+    net = N._fast("nn")
+    t = held_out("LArm", 200)
+    batch = net(t)
+    one = np.array([net.one(x) for x in t.tolist()])
+    np.testing.assert_allclose(one, batch, atol=1e-5)
+    for arm in ("LArm", "RArm"):
+        model = arm_model(arm)
+        phi = N.predict_swivel(model, t)
+        np.testing.assert_allclose([N.predict_swivel_one(model, x) for x in t.tolist()], phi, atol=1e-4)
+
+
+def test_one_wrist_for_all_equals_a_wrist_per_target():
+    model = arm_model("LArm")
+    t = held_out("LArm", 500)
+    q1, ok1 = N.nn_angles(model, t, 0.4)
+    q2, ok2 = N.nn_angles(model, t, np.full(500, 0.4))
+    np.testing.assert_allclose(q1, q2, atol=1e-12)
+    assert (ok1 == ok2).all() and ok1.mean() > 0.95
+
+
 def test_right_arm_is_the_mirror_of_the_left():
     left, right = arm_model("LArm"), arm_model("RArm")
     q = data.random_configurations(left, 100, np.random.default_rng(1))

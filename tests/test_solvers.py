@@ -223,3 +223,30 @@ def test_batch_bad_input(targets, kwargs, message):
 def test_batch_of_nothing():
     b = nao_ik.solve_batch(np.zeros((0, 3)), "LArm", "dls")
     assert b.angles.shape == (0, 5)
+
+
+def test_shoulder_trigonometry_without_trigonometry_is_exact():
+    from nao_ik.ops import ARRAY
+    from nao_ik.solvers.fabrik import shoulder_solution
+
+    model = arm_model("LArm")
+    v = np.random.default_rng(5).normal(size=(1000, 3))
+    v[0] = [0.0, 0.1, 0.0]  # straight out sideways: ShoulderPitch is atan2(0, 0) = 0
+    q1, q2, trig = shoulder_solution(model, [v[:, k] for k in range(3)], ARRAY)
+    np.testing.assert_allclose(np.stack(trig), [np.cos(q1), np.sin(q1), np.cos(q2), np.sin(q2)], atol=1e-15)
+
+
+@pytest.mark.parametrize("method", ["nn", "nn-paper", "cells", "dls"])
+def test_a_batch_in_blocks_equals_one_block(method, monkeypatch):
+    from nao_ik.solvers import driver
+
+    model = arm_model("RArm")
+    rng = np.random.default_rng(11)
+    targets = kinematics.forward_batch(model, rng.uniform(model.lower, model.upper, (700, 5)))
+    initial = rng.uniform(model.lower, model.upper, (700, 5))
+    whole = nao_ik.solve_batch(targets, "RArm", method, initial=initial)
+    monkeypatch.setattr(driver, "BLOCK", 128)
+    blocks = nao_ik.solve_batch(targets, "RArm", method, initial=initial)
+    for a, b in zip(whole, blocks):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -120,6 +120,20 @@ class Folded(NamedTuple):
         if self.out_offset is not None:
             h = self.out_offset + h * self.out_scale
         return h
+
+    def one(self, target: Sequence[float]) -> list[float]:
+        """The outputs for one target, as floats: a third of the numpy calls of ``self(target)``."""
+        h = np.array(target, dtype=np.float32)
+        for w, b, a in zip(self.weights, self.biases, self.activations):
+            h = np.dot(h, w)
+            h += b
+            if a == "tanh":
+                np.tanh(h, out=h)
+            elif a != "linear":
+                h = ACTIVATIONS[a](h)
+        if self.out_offset is not None:
+            return (self.out_offset + h * self.out_scale).tolist()
+        return h.tolist()
 
 
 def save(path: str | Path, net: MLP) -> None:

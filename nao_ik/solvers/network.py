@@ -54,7 +54,7 @@ def swivel_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops)
     """``nn``'s answer."""
     if ops is not SCALAR:
         targets = _targets(t, ops)
-        raw, _ = nn_angles(model, targets, np.broadcast_to(np.asarray(q0[4], dtype=float), targets.shape[:1]).copy())
+        raw, _ = nn_angles(model, targets, q0[4])
         return _clamped(model, raw, q0[4], ops)
     phi = predict_swivel_one(model, t)
     q, violation = point(model, t, q0[4], phi)
