@@ -24,6 +24,7 @@ from .bench import machine, sample_targets
 from .kinematics import forward, forward_batch, jacobian
 from .model import arm_model
 from .nn.networks import DATA_DIR
+from .track import random_lines
 
 ARM = "LArm"
 OURS = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined"]
@@ -310,27 +311,10 @@ def workspace(size: Size, out: Path) -> None:
     plt.close(fig)
 
 
-def reachable_lines(count: int, points: int, seed: int) -> list[np.ndarray]:
-    """Straight paths as in Oyama & Tachi: a reachable start, a normally distributed
-    step (5 cm here, NAO's arm is short), kept only if the arm can reach every point."""
-    model = arm_model(ARM)
-    rng = np.random.default_rng(seed + 7)
-    s = np.linspace(0, 1, points)[:, None]
-    out = []
-    while len(out) < count:
-        q = rng.uniform(model.lower, model.upper, 5)
-        q[4] = model.neutral[4]
-        a = forward(model, q)
-        path = a + s * rng.normal(0, 0.05, 3)
-        if api.solve_batch(path, ARM, "dls").reached.all():
-            out.append(path)
-    return out
-
-
 def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
     """Largest joint jump between consecutive answers along reachable straight paths, each from the previous."""
     model = arm_model(ARM)
-    paths = reachable_lines(size.paths, size.path_points, seed)
+    paths = random_lines(ARM, size.paths, size.path_points, seed + 7)
     methods = ["fabrik", "jacobian-pinv", "dls", "sdls", "nn", "nn-refined", ALMOTION] + ([IKPY] if ik else [])
     lines = ["| method | paths | median of the largest jump (rad) | worst jump (rad) | paths with a jump > 0.5 rad | "
              "points reached |", "|---|---|---|---|---|---|"]  # fmt: skip

@@ -1,8 +1,9 @@
 """Following a Cartesian path: the tracking control of Oyama & Tachi (2001), section 3.
 
 For desired hand positions x_d(0..T), with Phi the method's answer for a
-point (for ``nn`` and ``nn-paper`` the network; for the iterative methods a
-solve started from the previous answer, so Phi follows one branch):
+point (for ``nn`` and ``nn-paper`` the network; for ``nn-modular`` the one
+expert chosen for the path as in their section 3; for the iterative methods
+a solve started from the previous answer, so Phi follows one branch):
 
     dtheta_fb(0)   = theta(0) - Phi(x_d(0))                          (6)
     theta(k+1)     = Phi(x_d(k+1)) + dtheta_fb(k+1)                  (7)
@@ -16,13 +17,14 @@ tracking is given up when the hand is more than 5 cm off the path.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from . import validate
 from .api import ArmLike, resolve_arm, resolve_method, solve
 from .kinematics import forward, jacobian
+from .model import ArmModel
 
 ALPHA = 0.9
 GIVE_UP = 0.05  # metres
@@ -87,14 +89,34 @@ def track_path(
     alpha = validate.number(alpha, "alpha")
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must be in (0, 1], got {alpha!r}")
-    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
-    act = list(model.active)
+    if name == "nn-modular":
+        from .nn import modular
+
+        theta, phi_m = modular.path_inverse(model, modular.shipped(), x, initial)
+        return follow(model, x, theta, phi_m, alpha)._replace(method=name)
 
     def phi(target: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
         start = None if previous is None else previous.tolist()
         return np.asarray(solve(target.tolist(), model, name, initial=start).angles)
 
     theta = np.asarray(solve(x[0].tolist(), model, name, initial=initial).angles)
+    return follow(model, x, theta, phi, alpha)._replace(method=name)
+
+
+def follow(
+    model: ArmModel,
+    x: np.ndarray,
+    theta: np.ndarray,
+    phi: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    alpha: float = ALPHA,
+) -> Track:
+    """Equations (6)-(9) along points x (K, 3) from a precise solution theta of x[0].
+
+    Args:
+        phi: the inverse model, (point, previous angles) -> angles (5,).
+    """
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    act = list(model.active)
     fb = theta - phi(x[0], theta)  # (6)
     angles, errors = [theta], [float(np.linalg.norm(x[0] - forward(model, theta)))]
     for k in range(len(x) - 1):
@@ -107,5 +129,32 @@ def track_path(
         angles.append(theta)
         errors.append(err)
         if err > GIVE_UP:
-            return Track(np.array(angles), np.array(errors), False, name, model.arm)
-    return Track(np.array(angles), np.array(errors), True, name, model.arm)
+            return Track(np.array(angles), np.array(errors), False, "", model.arm)
+    return Track(np.array(angles), np.array(errors), True, "", model.arm)
+
+
+def random_lines(arm: ArmLike, count: int, points: int = 21, seed: int = 0, step: float = 0.05) -> list[np.ndarray]:
+    """Random straight paths as in Oyama & Tachi's tracking trials.
+
+    A start at the hand position of a uniformly random in-limit posture, a
+    normally distributed total step (``step`` metres per axis; the paper's
+    0.2 m is for a 1.3 m arm, NAO's is 0.22 m), ``points`` evenly spaced
+    points; like theirs, only paths whose every point the arm can reach.
+
+    Returns:
+        ``count`` arrays (points, 3).
+    """
+    from .api import solve_batch
+
+    model = resolve_arm(arm)
+    rng = np.random.default_rng(seed)
+    s = np.linspace(0.0, 1.0, points)[:, None]
+    out: list[np.ndarray] = []
+    while len(out) < count:
+        q = rng.uniform(model.lower, model.upper, 5)
+        q[4] = model.neutral[4]
+        a = forward(model, q)
+        path = a + s * rng.normal(0.0, step, 3)
+        if solve_batch(path, model, "dls").reached.all():
+            out.append(path)
+    return out

@@ -7,6 +7,7 @@ import pytest
 
 from nao_ik import kinematics
 from nao_ik.model import arm_model
+from nao_ik.track import random_lines as paths
 from nao_ik.track import track_path
 
 
@@ -16,21 +17,7 @@ def line(a, b, n=21):
 
 
 def random_lines(arm, count, seed):
-    """Random straight paths as in the paper: a reachable start, a normal step (here 5 cm), 20 segments;
-    like the paper's, only paths whose every point the arm can reach."""
-    import nao_ik
-
-    model = arm_model(arm)
-    rng = np.random.default_rng(seed)
-    out = []
-    while len(out) < count:
-        q = rng.uniform(model.lower, model.upper, 5)
-        q[4] = 0.0
-        s = kinematics.forward(model, q)
-        path = line(s, s + rng.normal(0, 0.05, 3))
-        if nao_ik.solve_batch(path, arm, "dls").reached.all():
-            out.append(path)
-    return out
+    return [p.tolist() for p in paths(arm, count, 21, seed)]
 
 
 @pytest.mark.parametrize("method", ["nn", "dls", "fabrik"])

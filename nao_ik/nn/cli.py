@@ -28,20 +28,62 @@ def sweep_table(rows: list[tuple[int, dict]]) -> str:
     return "\n".join(lines)
 
 
+def _modular(out: Path, trials: int | None, table: Path | None) -> int:
+    from . import modular
+
+    if table and trials is None and modular.DATA_FILE.exists() and out == N.DATA_DIR:
+        # The shipped model: write its page without learning it again.
+        from ..track import random_lines
+
+        mod = modular.shipped()
+        table.write_text(modular.report(mod, random_lines("LArm", 200, 21, mod.record["seed"] + 2)), encoding="utf-8")
+        print(f"wrote {table}")
+        return 0
+
+    def bar(done: int, total: int, experts: int) -> None:
+        filled = int(30 * done / total)
+        sys.stderr.write(
+            f"\rnn-modular [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} trials, {experts} experts"
+        )
+        sys.stderr.flush()
+
+    mod, curve = modular.learn(trials or modular.TRIALS, progress=bar)
+    print(file=sys.stderr)
+    path = modular.save(mod, out / "nn-modular.npz")
+    modular.shipped.cache_clear()
+    print(f"wrote {path}")
+    print(modular.curve_table(curve))
+    if table:
+        from ..track import random_lines
+
+        table.write_text(modular.report(mod, random_lines("LArm", 200, 21, mod.record["seed"] + 2)), encoding="utf-8")
+        print(f"wrote {table}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     p = argparse.ArgumentParser(
         prog="nao-ik train",
         description="Train the networks from scratch (seeded, reproducible) with numpy: 'nn' (the shipped "
         "swivel network), 'nn-paper' (Poddighe 2013's 3-40-4 RPROP network), 'sweep' (the paper's Table 2: "
-        "nn-paper with 5..100 hidden units) or 'cells' (Kim & Tarokh's cell table).",
+        "nn-paper with 5..100 hidden units), 'cells' (Kim & Tarokh's cell table) or 'nn-modular' (Oyama & Tachi's "
+        "modular experts, learned on-line; prints the learning curve).",
         epilog="example: nao-ik train --which nn-paper --out /tmp/weights",
     )
-    p.add_argument("--which", choices=["nn", "nn-paper", "sweep", "cells"], default="nn")
+    p.add_argument("--which", choices=["nn", "nn-paper", "sweep", "cells", "nn-modular"], default="nn")
     p.add_argument("--out", type=Path, default=N.DATA_DIR, help=f"folder for the weights (default {N.DATA_DIR})")
-    p.add_argument("--table", type=Path, help="sweep: also write the table to this markdown file")
+    p.add_argument(
+        "--table",
+        type=Path,
+        help="sweep, nn-modular: also write the tables to this markdown file "
+        "(nn-modular without --trials: the shipped model's page, without learning it again)",
+    )
     p.add_argument("--epochs", type=int, help="override the recipe's epoch cap (a quicker, different run)")
+    p.add_argument("--trials", type=int, help="nn-modular: learning trials (default 100,000)")
     a = p.parse_args(argv)
+    if a.which == "nn-modular":
+        return _modular(a.out, a.trials, a.table)
     if a.which == "cells":
         from .. import cells
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .base import BatchSolution, Run, Solution, SolverSpec
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
-from .network import cells_start, hold_loop, paper_start, swivel_start
+from .network import cells_start, hold_loop, modular_seeds, modular_start, paper_start, swivel_start
 
 SOLVERS: dict[str, SolverSpec] = {
     s.name: s
@@ -20,6 +20,15 @@ SOLVERS: dict[str, SolverSpec] = {
             "nn", hold_loop, 0, "MLP predicts the elbow swivel; geometry gives exact angles", swivel_start, False
         ),
         SolverSpec("nn-refined", dls_loop, 100, "nn's answer refined by damped least squares", swivel_start),
+        SolverSpec(
+            "nn-modular",
+            dls_loop,
+            100,
+            "Oyama & Tachi's modular experts, selected by predicted error, refined by error feedback",
+            modular_start,
+            True,
+            modular_seeds,
+        ),
         SolverSpec(
             "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False
         ),

@@ -103,6 +103,8 @@ class SolverSpec(NamedTuple):
         summary: one line for ``--help`` and the README.
         start: where the first attempt starts; default: the caller's start.
         restarts: whether a failed first attempt is retried from other seeds.
+        seeds: the method's own restart postures, tried before the common
+            ones: (model, targets (N, 3), WristYaw (N,)) -> (N, K, 5).
     """
 
     name: str
@@ -111,3 +113,4 @@ class SolverSpec(NamedTuple):
     summary: str
     start: Start | None = None
     restarts: bool = True
+    seeds: Callable[[ArmModel, np.ndarray, np.ndarray], np.ndarray] | None = None

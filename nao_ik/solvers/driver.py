@@ -53,6 +53,14 @@ def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
     return seeds
 
 
+def _restarts(spec: SolverSpec, model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> np.ndarray:
+    """The method's own restart postures (if any), then the common ones."""
+    common = restart_starts(model, targets, wrist)
+    if spec.seeds is None:
+        return common
+    return np.concatenate([np.clip(spec.seeds(model, targets, wrist), model.lower, model.upper), common], axis=1)
+
+
 def restart_starts(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> np.ndarray:
     """Every restart posture for each target, in the order they are tried.
 
@@ -109,7 +117,7 @@ def run_single(
     total = best.iterations
     if best.error <= tol or not spec.restarts or _far(model, np.asarray(target)[None, :])[0]:
         return best
-    for seed in restart_starts(model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
+    for seed in _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
         run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
         total += run.iterations
         if run.error < best.error:
@@ -181,7 +189,7 @@ def _run_block(
     # The failures: every restart seed at once, one batch of targets x seeds.
     todo = np.flatnonzero((err > tol) & ~_far(model, targets)) if spec.restarts else np.zeros(0, dtype=int)
     if todo.size:
-        starts = restart_starts(model, targets[todo], q0[todo, 4])
+        starts = _restarts(spec, model, targets[todo], q0[todo, 4])
         k = starts.shape[1]
         qs = starts.reshape(-1, 5)
         qs, errs, used = _chunked(spec, model, np.repeat(targets[todo], k, axis=0), qs, tol, max_iter)

@@ -79,6 +79,28 @@ def cells_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) 
     return _clamped(model, raw, q0[4], ops)
 
 
+def modular_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> tuple:
+    """``nn-modular``'s first start: the answer of the expert with the smallest predicted error."""
+    from ..nn import modular
+
+    targets = _targets(t, ops)
+    mod = modular.shipped()
+    wrist = np.broadcast_to(np.asarray(q0[4], dtype=float), targets.shape[:1])
+    raw = modular.answers(model, mod, targets, wrist, clamp=False)
+    q = np.clip(raw, model.lower, model.upper)
+    p = modular.predicted_errors(model, targets, q)
+    best = p.argmin(axis=0)
+    rows = np.arange(targets.shape[0])
+    return _clamped(model, raw[best, rows], q0[4], ops)
+
+
+def modular_seeds(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> np.ndarray:
+    """``nn-modular``'s restarts: the other experts' answers, then their representative postures."""
+    from ..nn import modular
+
+    return modular.restart_postures(model, modular.shipped(), targets, wrist)
+
+
 def hold_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
     """No iterations: the start is the answer (its error is measured)."""
     h = chain(model, q0, ops).hand
@@ -86,4 +108,4 @@ def hold_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, 
     return Run(list(q0), ops.sqrt(e0 * e0 + e1 * e1 + e2 * e2), 0)
 
 
-__all__ = ["Start", "hold_loop", "paper_start", "swivel_start"]
+__all__ = ["Start", "hold_loop", "modular_seeds", "modular_start", "paper_start", "swivel_start"]
