@@ -27,8 +27,9 @@ from .nn.networks import DATA_DIR
 from .track import random_lines
 
 ARM = "LArm"
-OURS = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined"]
-ITERATIVE = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-refined"]
+OURS = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined", "nn-modular",
+        "cells"]  # fmt: skip
+ITERATIVE = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-refined", "nn-modular"]
 ALMOTION = "ALMotion-style pinv"
 IKPY = "ikpy"
 
@@ -385,8 +386,8 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
         "| method | success (0.1 mm) | median time | mean error (mm) | out-of-limit answers | speed-up against ikpy |",
         "|---|---|---|---|---|---|",
     ]
-    for name in ["nn-refined", "nn", "dls", "fabrik", "sdls", "jacobian-pinv", "jacobian-transpose", "nn-paper",
-                 ALMOTION, IKPY]:  # fmt: skip
+    for name in ["nn-refined", "nn", "nn-modular", "dls", "fabrik", "sdls", "jacobian-pinv", "jacobian-transpose",
+                 "nn-paper", "cells", ALMOTION, IKPY]:  # fmt: skip
         r = rows01.get(name)
         if r is None:
             continue

@@ -27,6 +27,7 @@ Trained for the left arm; the right arm is its mirror image (as ``nn``).
 from __future__ import annotations
 
 import json
+import math
 import time
 from functools import cache
 from pathlib import Path
@@ -117,6 +118,62 @@ def answers(
         out[:, :, :4] *= _MQ[:4]
     out[:, :, 4] = wrist
     return np.clip(out, model.lower, model.upper) if clamp else out
+
+
+def best_answer_one(model: ArmModel, mod: Modular, t: Sequence[float], wrist: float) -> list[float]:
+    """The selector for one target with Python floats: the unclamped answer (5 angles) of the best expert."""
+    from ..kinematics import chain
+
+    right = model.is_right
+    x = np.array([t[0], -t[1] if right else t[1], t[2]])
+    lo, hi = model.lower, model.upper
+    best, best_err = None, math.inf
+    for raw in _stacked(mod)(x).tolist():
+        if right:
+            raw = [a * m for a, m in zip(raw, MIRROR_ANGLES)]
+        raw.append(wrist)
+        q = [min(max(a, lo[i]), hi[i]) for i, a in enumerate(raw)]
+        err = math.dist(chain(model, q).hand, t)
+        if err < best_err:
+            best, best_err = raw, err
+    return best
+
+
+def _stacked(mod: Modular) -> Callable[[np.ndarray], np.ndarray]:
+    """Every expert at once for one target: the layers side by side (block-diagonal), one matmul each.
+
+    Returns:
+        x (3,) -> (E, 4) answers, unclamped.
+    """
+    f = _STACKED.get(id(mod))
+    if f is not None:
+        return f
+    nets = [ex.net.folded() for ex in mod.experts]
+    e, acts = len(nets), nets[0].activations
+    ws = [np.concatenate([n.weights[0] for n in nets], axis=1).astype(float)]
+    bs = [np.concatenate([n.biases[0] for n in nets]).astype(float)]
+    for layer in range(1, len(acts)):
+        blocks = [n.weights[layer].astype(float) for n in nets]
+        rows, cols = blocks[0].shape
+        w = np.zeros((e * rows, e * cols))
+        for i, b in enumerate(blocks):
+            w[i * rows : (i + 1) * rows, i * cols : (i + 1) * cols] = b
+        ws.append(w)
+        bs.append(np.concatenate([n.biases[layer] for n in nets]).astype(float))
+
+    def answer(x: np.ndarray) -> np.ndarray:
+        h = x
+        for w, b, a in zip(ws, bs, acts):
+            h = np.dot(h, w) + b
+            if a == "tanh":
+                h = np.tanh(h)
+            elif a != "linear":
+                h = mlp.ACTIVATIONS[a](h)
+        return h.reshape(e, -1)
+
+    if id(mod) in _FAST:  # the shipped model does not change; a learning run's does
+        _STACKED[id(mod)] = answer
+    return answer
 
 
 def predicted_errors(model: ArmModel, targets: np.ndarray, outs: np.ndarray) -> np.ndarray:
@@ -449,6 +506,7 @@ def shipped() -> Modular:
 
 #: Folded networks of the shipped model, by id (a learning run's networks change).
 _FAST: dict = {}
+_STACKED: dict = {}
 
 
 def curve_table(curve: Sequence[Curve]) -> str:

@@ -83,8 +83,10 @@ def modular_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops
     """``nn-modular``'s first start: the answer of the expert with the smallest predicted error."""
     from ..nn import modular
 
-    targets = _targets(t, ops)
     mod = modular.shipped()
+    if ops is SCALAR:
+        return _clamped_one(model, modular.best_answer_one(model, mod, t, q0[4]), q0[4])
+    targets = _targets(t, ops)
     wrist = np.broadcast_to(np.asarray(q0[4], dtype=float), targets.shape[:1])
     raw = modular.answers(model, mod, targets, wrist, clamp=False)
     q = np.clip(raw, model.lower, model.upper)
