@@ -9,6 +9,7 @@ import nao_ik
 from nao_ik import kinematics
 from nao_ik.model import arm_model
 from nao_ik.nn import modular as M
+from nao_ik.nn import modular_learning as L
 from nao_ik.nn.data import random_configurations
 from nao_ik.track import random_lines, track_path
 
@@ -20,7 +21,7 @@ def held_out(n, seed=123, arm="LArm"):
 
 @pytest.fixture(scope="module")
 def small_run():
-    return M.learn(trials=3000, batch=500, every=1500, evaluations=300, paths=0)
+    return L.learn(trials=3000, batch=500, every=1500, evaluations=300, paths=0)
 
 
 def test_on_line_learning_learns(small_run):

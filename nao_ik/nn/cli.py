@@ -30,33 +30,26 @@ def sweep_table(rows: list[tuple[int, dict]]) -> str:
 
 def _modular(out: Path, trials: int | None, table: Path | None) -> int:
     from . import modular
+    from . import modular_learning as ml
 
     if table and trials is None and modular.DATA_FILE.exists() and out == N.DATA_DIR:
-        # The shipped model: write its page without learning it again.
-        from ..track import random_lines
+        mod = modular.shipped()  # only the page of the shipped model: no need to learn it again
+    else:
 
-        mod = modular.shipped()
-        table.write_text(modular.report(mod, random_lines("LArm", 200, 21, mod.record["seed"] + 2)), encoding="utf-8")
-        print(f"wrote {table}")
-        return 0
+        def bar(done: int, total: int, experts: int) -> None:
+            filled = int(30 * done / total)
+            sys.stderr.write(f"\rnn-modular [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} trials, "
+                             f"{experts} experts")  # fmt: skip
+            sys.stderr.flush()
 
-    def bar(done: int, total: int, experts: int) -> None:
-        filled = int(30 * done / total)
-        sys.stderr.write(
-            f"\rnn-modular [{'#' * filled}{'.' * (30 - filled)}] {done:,}/{total:,} trials, {experts} experts"
-        )
-        sys.stderr.flush()
-
-    mod, curve = modular.learn(trials or modular.TRIALS, progress=bar)
-    print(file=sys.stderr)
-    path = modular.save(mod, out / "nn-modular.npz")
-    modular.shipped.cache_clear()
-    print(f"wrote {path}")
-    print(modular.curve_table(curve))
+        mod, curve = ml.learn(trials or ml.TRIALS, progress=bar)
+        print(file=sys.stderr)
+        path = modular.save(mod, out / "nn-modular.npz")
+        modular.shipped.cache_clear()
+        print(f"wrote {path}")
+        print(ml.curve_table(curve))
     if table:
-        from ..track import random_lines
-
-        table.write_text(modular.report(mod, random_lines("LArm", 200, 21, mod.record["seed"] + 2)), encoding="utf-8")
+        table.write_text(ml.page(mod), encoding="utf-8")
         print(f"wrote {table}")
     return 0
 
