@@ -128,3 +128,11 @@ def test_tracking_with_one_expert_and_feedback_beats_the_model_alone():
         _, phi = M.path_inverse(model, mod, p)
         alone.extend(np.linalg.norm(kinematics.forward(model, phi(x)) - x) for x in p[1:])
     assert np.sqrt(np.mean(np.square(tracked))) < 0.5 * np.sqrt(np.mean(np.square(alone)))
+
+
+def test_discontinuity_check_founds_experts_where_an_expert_is_steep(monkeypatch):
+    # Section 2.5: with a threshold below every expert's slope, each batch splits once.
+    monkeypatch.setattr(L, "R_JIZ", 1e-6)
+    mod, _ = L.learn(trials=1500, batch=500, every=1500, evaluations=100, paths=0)
+    assert mod.record["how_solved"]["split"] == 3
+    assert len(mod.experts) == 1 + mod.record["how_solved"]["new"] + 3
