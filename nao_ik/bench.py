@@ -6,9 +6,11 @@ a solver that holds the wrist can reach them all), fixed seed. Every solve
 starts from the model's neutral posture, not from the previous answer.
 
 Timings are medians over single ``solve`` calls (batch: the median of three
-runs of ``solve_batch`` on all targets); the "x FK" column divides
-each median by the median of one forward-kinematics call measured in the same
-run, which is steadier than microseconds on a shared machine.
+runs of ``solve_batch`` on all targets). The methods take turns: the targets
+are timed in rounds, every method doing a slice of them in each round (and
+each batch run in turn), so that a slow spell of a shared machine falls on
+all methods alike and their ratios hold. The "x FK" column divides each
+median by the median of one forward-kinematics call measured in the same run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import datetime
 import platform
 import sys
 import time
-from typing import NamedTuple, Sequence
+from typing import Any, Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -68,23 +70,50 @@ def _fk_median_us(arm: str, repeats: int = 2000) -> float:
     return float(np.median(times) * 1e6)
 
 
-def bench_method(arm: str, method: str, targets: np.ndarray, single: int, fk_us: float) -> BenchRow:
-    """Measure one method on one arm."""
+def interleaved_times(
+    calls: Mapping[str, Callable[[Any], object]], targets: Sequence[Any], rounds: int = 10
+) -> dict[str, np.ndarray]:
+    """Seconds per call of each callable on each target, the callables taking turns.
+
+    Args:
+        calls: name -> one call on one target.
+        targets: what the calls take, one at a time.
+        rounds: the targets are cut into this many slices; in each round every
+            callable does the same slice, in turn.
+
+    Returns:
+        name -> (len(targets),) times.
+    """
+    times = {name: np.empty(len(targets)) for name in calls}
+    bounds = np.linspace(0, len(targets), rounds + 1).astype(int)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        for name, call in calls.items():
+            out = times[name]
+            for i in range(a, b):
+                t = targets[i]
+                t0 = time.perf_counter()
+                call(t)
+                out[i] = time.perf_counter() - t0
+    return times
+
+
+def bench_arm(arm: str, methods: Sequence[str], targets: np.ndarray, single: int, fk_us: float) -> list[BenchRow]:
+    """Measure the methods on one arm, taking turns (see the module docstring)."""
+    listed = targets[: min(single, targets.shape[0])].tolist()
+    singles = interleaved_times({m: (lambda t, m=m: api.solve(t, arm, m)) for m in methods}, listed)
+    batch_times: dict[str, list] = {m: [] for m in methods}
+    batches = {}
+    for _ in range(3):  # the median of three batch runs, in turn
+        for m in methods:
+            t0 = time.perf_counter()
+            batches[m] = api.solve_batch(targets, arm, m)
+            batch_times[m].append(time.perf_counter() - t0)
+    return [_row(arm, m, targets, singles[m], float(np.median(batch_times[m])), batches[m], fk_us) for m in methods]
+
+
+def _row(arm: str, method: str, targets: np.ndarray, times: np.ndarray, batch_s: float, batch, fk_us: float):
     model = arm_model(arm)
     spec = SOLVERS[api.resolve_method(method)]
-    n_single = min(single, targets.shape[0])
-    times = np.empty(n_single)
-    for i in range(n_single):
-        t = targets[i].tolist()
-        t0 = time.perf_counter()
-        api.solve(t, arm, method)
-        times[i] = time.perf_counter() - t0
-    batch_times = []
-    for _ in range(3):  # the median of three batch runs
-        t0 = time.perf_counter()
-        batch = api.solve_batch(targets, arm, method)
-        batch_times.append(time.perf_counter() - t0)
-    batch_s = float(np.median(batch_times))
     # First-start success: the algorithm alone, without restarts.
     from .ops import ARRAY
 
@@ -162,8 +191,7 @@ def run(
     for arm in arms:
         fk_us = fk[arm] = _fk_median_us(arm)
         t = sample_targets(arm, targets, seed)
-        for method in methods:
-            row = bench_method(arm, method, t, single, fk_us)
+        for row in bench_arm(arm, methods, t, single, fk_us):
             rows.append(row)
             print(format_row(row), file=out, flush=True)
     print(file=out)

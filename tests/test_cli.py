@@ -109,3 +109,12 @@ def test_bench_prints_a_table(tmp_path, capsys):
         for line in text.splitlines()
         if line.startswith("| LArm") or line.startswith("| RArm")
     )
+
+
+def test_bench_methods_take_turns():
+    # A slow spell of a shared machine must fall on every method alike.
+    order = []
+    calls = {name: (lambda t, name=name: order.append((name, t))) for name in ("a", "b")}
+    times = bench.interleaved_times(calls, [0, 1, 2, 3], rounds=2)
+    assert order == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("b", 3)]
+    assert set(times) == {"a", "b"} and all(t.shape == (4,) and (t >= 0).all() for t in times.values())
