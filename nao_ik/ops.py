@@ -24,11 +24,7 @@ class _Scalar:
 
     @staticmethod
     def cos_sin(x: float) -> tuple[float, float]:
-        # The array backend's formula, so that both backends round alike.
-        t = math.tan(0.5 * x)
-        t2 = t * t
-        d = 1.0 / (1.0 + t2)
-        return (1.0 - t2) * d, 2.0 * t * d
+        return math.cos(x), math.sin(x)
 
     @staticmethod
     def asin(x: float) -> float:
@@ -88,7 +84,8 @@ class _Array:
         Where numpy vectorises tan but not sin and cos in double precision
         (x86 with AVX-512), this is about 5x faster than np.cos and np.sin, at
         the same accuracy (2.2e-16 apart from them over |x| < 7; at x = pi,
-        tan(pi / 2) is finite in floating point and gives (-1, 1.2e-16)).
+        tan(pi / 2) is finite in floating point and gives (-1, 1.2e-16)). The
+        float backend keeps math.cos and math.sin, which are faster there.
         """
         t = np.tan(0.5 * x)
         t2 = t * t
