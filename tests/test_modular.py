@@ -136,3 +136,18 @@ def test_discontinuity_check_founds_experts_where_an_expert_is_steep(monkeypatch
     mod, _ = L.learn(trials=1500, batch=500, every=1500, evaluations=100, paths=0)
     assert mod.record["how_solved"]["split"] == 3
     assert len(mod.experts) == 1 + mod.record["how_solved"]["new"] + 3
+
+
+def test_train_command_learns_writes_the_model_and_its_page(tmp_path, monkeypatch, capsys):
+    from nao_ik.nn import cli
+
+    monkeypatch.setattr(L, "PATHS", 6)
+    assert cli.main(["--which", "nn-modular", "--trials", "1000", "--out", str(tmp_path), "--table",
+                     str(tmp_path / "page.md")]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "| learning trials | experts |" in out and "| 1,000 |" in out
+    mod = M.load_file(tmp_path / "nn-modular.npz")
+    assert mod.record["trials"] == 1000 and len(mod.experts) == mod.record["curve"][-1]["experts"]
+    page = (tmp_path / "page.md").read_text()
+    assert "## Next to the paper" in page and "| nn-modular |" in page and "6 held-out straight paths" in page
+    assert M.DATA_FILE.exists() and M.shipped().record["trials"] == 100_000  # the shipped model untouched

@@ -35,6 +35,8 @@ PASSES = 300
 TRIALS = 100_000
 #: Samples an expert keeps for learning (the most recent).
 BUFFER = 20_000
+#: Held-out straight paths of the learning curve and of the page.
+PATHS = 200
 #: Section 2.5's discontinuity check: where the selected expert's
 #: |d Phi / d x| (Frobenius, rad/m) exceeds this, its solution founds a new
 #: expert. Off (None): measured over 30,000 trials it never helped here
@@ -241,7 +243,7 @@ def learn(
     seed: int = 5,
     evaluations: int = 1000,
     every: int = 10_000,
-    paths: int = 200,
+    paths: int = PATHS,
     progress: Callable[[int, int, int], None] | None = None,
 ) -> tuple[Modular, list[Curve]]:
     """Learn the modular model from scratch, deterministically from ``seed``.
@@ -317,7 +319,7 @@ PAPER_FIGURES = (
 )
 
 
-def evaluation_paths(seed: int, count: int = 200) -> list[np.ndarray]:
+def evaluation_paths(seed: int, count: int = PATHS) -> list[np.ndarray]:
     """The held-out straight paths of a learning run with this seed."""
     from ..track import random_lines
 
@@ -329,7 +331,7 @@ def page(mod: Modular) -> str:
     on the run's evaluation paths."""
     from ..track import track_path
 
-    paths = evaluation_paths(mod.record["seed"], 200)
+    paths = evaluation_paths(mod.record["seed"], PATHS)
     curve = [Curve(**c) for c in mod.record["curve"]]
     last = curve[-1]
     rows = ["| method used as Phi | paths tracked (5 cm rule) | paths within 1 cm | RMS tracking error (mm) |",
@@ -358,8 +360,8 @@ def page(mod: Modular) -> str:
             f"Learned by `nao-ik train --which nn-modular` (seed {rec['seed']}, {rec['trials']:,} trials in batches of "
             f"{rec['batch']}, experts {'-'.join(map(str, [3, *rec['hidden'], 4]))} tanh, {rec['train_seconds']} s of "
             "learning on the development machine); this page by `nao-ik train --which nn-modular --table "
-            "docs/nn-modular.md`. Evaluation on 1,000 held-out targets and 200 held-out straight paths (21 points, "
-            "a normally distributed 5 cm step: the paper's 0.2 m is for a 1.3 m arm).",
+            f"docs/nn-modular.md`. Evaluation on 1,000 held-out targets and {PATHS} held-out straight paths "
+            "(21 points, a normally distributed 5 cm step: the paper's 0.2 m is for a 1.3 m arm).",
             "",
             "## Next to the paper",
             "",
