@@ -5,8 +5,10 @@ and the elbow swivel v, the arm's redundancy) is cut into D_x x D_y x D_z x
 D_v cells. Random in-limit configurations are generated, their postures
 computed by forward kinematics, and each is filed into its cell and its
 solution branch (the ElbowRoll root, see :mod:`nao_ik.swivel`). For every
-(cell, branch) with enough samples a linear model theta = A [x, y, z, v, 1]
-is fitted by least squares (the paper's equation (4)). The parameters are
+(cell, branch) with enough samples a model is fitted by least squares: the
+paper's linear theta = A [x, y, z, v, 1] (its equation (4)), plus the products
+of the offsets where the cell holds three times as many samples (see
+:func:`build`: 5.0 -> 1.9 mm mean error). The parameters are
 stored in one file, sorted by the paper's address (equation (5)),
 ``address = ((k_x D_y + k_y) D_z + k_z) D_v + k_v``.
 
