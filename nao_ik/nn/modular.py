@@ -54,25 +54,44 @@ class Expert(NamedTuple):
 
 
 class Modular(NamedTuple):
-    """The experts and the record of how they were learned (with the learning curve)."""
+    """The experts and the record of how they were learned (with the learning curve).
+
+    ``folded`` and ``stacked`` are the experts' inference forms (see
+    :func:`for_inference`); None while a model is learning (its networks change).
+    """
 
     experts: tuple[Expert, ...]
     record: dict
+    folded: tuple | None = None
+    stacked: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+def for_inference(mod: Modular) -> Modular:
+    """The model with its networks folded (batch) and side by side (one target) for answering."""
+    mod = mod._replace(folded=tuple(ex.net.folded() for ex in mod.experts))
+    return mod._replace(stacked=_stacked(mod))
 
 
 _MT, _MQ = np.asarray(MIRROR_TARGET), np.asarray(MIRROR_ANGLES)
 
 
 def answers(
-    model: ArmModel, mod: Modular, targets: np.ndarray, wrist: float | np.ndarray, clamp: bool = True
+    model: ArmModel,
+    mod: Modular,
+    targets: np.ndarray,
+    wrist: float | np.ndarray,
+    clamp: bool = True,
+    only: Sequence[int] | None = None,
 ) -> np.ndarray:
-    """Every expert's answer for targets (N, 3), clamped into the limits (unless ``clamp`` is False): (E, N, 5)."""
+    """Every expert's (or the ``only`` ones') answer for targets (N, 3), clamped into the limits
+    (unless ``clamp`` is False): (E, N, 5)."""
     right = model.is_right
     t = targets * _MT if right else targets
-    out = np.empty((len(mod.experts), targets.shape[0], 5))
-    nets = _FAST.get(id(mod)) or [ex.net for ex in mod.experts]
-    for i, net in enumerate(nets):
-        out[i, :, :4] = net(t)
+    nets = mod.folded or [ex.net for ex in mod.experts]
+    which = range(len(nets)) if only is None else only
+    out = np.empty((len(which), targets.shape[0], 5))
+    for k, i in enumerate(which):
+        out[k, :, :4] = nets[i](t)
     if right:
         out[:, :, :4] *= _MQ[:4]
     out[:, :, 4] = wrist
@@ -87,7 +106,7 @@ def best_answer_one(model: ArmModel, mod: Modular, t: Sequence[float], wrist: fl
     x = np.array([t[0], -t[1] if right else t[1], t[2]])
     lo, hi = model.lower, model.upper
     best, best_err = None, math.inf
-    for raw in _stacked(mod)(x).tolist():
+    for raw in (mod.stacked or _stacked(mod))(x).tolist():
         if right:
             raw = [a * m for a, m in zip(raw, MIRROR_ANGLES)]
         raw.append(wrist)
@@ -104,10 +123,7 @@ def _stacked(mod: Modular) -> Callable[[np.ndarray], np.ndarray]:
     Returns:
         x (3,) -> (E, 4) answers, unclamped.
     """
-    f = _STACKED.get(id(mod))
-    if f is not None:
-        return f
-    nets = [ex.net.folded() for ex in mod.experts]
+    nets = mod.folded or [ex.net.folded() for ex in mod.experts]
     e, acts = len(nets), nets[0].activations
     ws = [np.concatenate([n.weights[0] for n in nets], axis=1).astype(float)]
     bs = [np.concatenate([n.biases[0] for n in nets]).astype(float)]
@@ -130,8 +146,6 @@ def _stacked(mod: Modular) -> Callable[[np.ndarray], np.ndarray]:
                 h = mlp.ACTIVATIONS[a](h)
         return h.reshape(e, -1)
 
-    if id(mod) in _FAST:  # the shipped model does not change; a learning run's does
-        _STACKED[id(mod)] = answer
     return answer
 
 
@@ -203,12 +217,9 @@ def path_inverse(
     if theta is None:  # no expert reaches: the best predicted, from a full solve
         chosen = int(np.argmin(p))
         theta = np.asarray(solve(points[0].tolist(), model, "dls", initial=initial).angles)
-    one = Modular((mod.experts[chosen],), mod.record)
-    if id(mod) in _FAST:
-        _FAST[id(one)] = [_FAST[id(mod)][chosen]]
 
     def phi(target: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-        return answers(model, one, np.asarray(target, dtype=float)[None], wrist)[0, 0]
+        return answers(model, mod, np.asarray(target, dtype=float)[None], wrist, only=(chosen,))[0, 0]
 
     return theta, phi
 
@@ -255,11 +266,4 @@ def shipped() -> Modular:
     """The shipped model, loaded once."""
     if not DATA_FILE.exists():
         raise RuntimeError(f"the nn-modular model is missing ({DATA_FILE}); run 'nao-ik train --which nn-modular'")
-    mod = load_file(DATA_FILE)
-    _FAST[id(mod)] = [ex.net.folded() for ex in mod.experts]
-    return mod
-
-
-#: Folded networks of the shipped model, by id (a learning run's networks change).
-_FAST: dict = {}
-_STACKED: dict = {}
+    return for_inference(load_file(DATA_FILE))
