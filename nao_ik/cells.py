@@ -99,8 +99,9 @@ def build(
     ``degree`` 1 is the paper's linear model; 2 (shipped) adds the products
     of the offsets, 15 parameters per joint, where a cell has 3 x
     ``min_samples`` configurations (else the linear model, its quadratic
-    terms zero). Measured on 1,000 queries: linear 5.0 mm mean error (std 6.4),
-    quadratic 1.9 mm (std 3.2), for 0.9 MB instead of 0.34 MB.
+    terms zero). ``nao-ik train --which cells [--degree 1] --out DIR`` prints
+    the figures: linear 5.0 mm mean error (std 6.4), quadratic 1.9 mm (std
+    3.2), for 0.9 MB instead of 0.34 MB.
     """
     t0 = time.perf_counter()
     model = arm_model("LArm")
@@ -150,6 +151,7 @@ def save(cm: CellModel, path: Path = DATA_FILE) -> Path:
     """Write the table (one .npz, records sorted by address)."""
     import json
 
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         path,
         divisions=np.asarray(cm.divisions),
@@ -190,9 +192,11 @@ class CellAnswers(NamedTuple):
     branch: np.ndarray
 
 
-def cell_solutions(model: ArmModel, targets: np.ndarray, swivel: float | None = None) -> CellAnswers:
+def cell_solutions(
+    model: ArmModel, targets: np.ndarray, swivel: float | None = None, table: Path = DATA_FILE
+) -> CellAnswers:
     """The stored answers for targets (N, 3): at every swivel cell's centre (or at ``swivel``), both branches."""
-    cm = load()
+    cm = load(table)
     div = cm.divisions
     right = model.is_right
     t = np.asarray(targets, dtype=float) * (np.asarray(MIRROR_TARGET) if right else 1.0)
@@ -219,13 +223,15 @@ def cell_solutions(model: ArmModel, targets: np.ndarray, swivel: float | None = 
     return CellAnswers(angles.reshape(n, 2 * kv, 4), found.reshape(shape), swivels, np.tile([0, 1], kv))
 
 
-def best(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def best(
+    model: ArmModel, targets: np.ndarray, wrist: np.ndarray, table: Path = DATA_FILE
+) -> tuple[np.ndarray, np.ndarray]:
     """``cells``' answer: of every stored answer, the one whose clamped angles put the hand nearest.
 
     Returns:
         (raw angles (N, 5) of the pick, unclamped; found (N,): False where no cell has a model).
     """
-    ans = cell_solutions(model, targets)
+    ans = cell_solutions(model, targets, table=table)
     n, k = ans.found.shape
     q = np.concatenate([ans.angles, np.broadcast_to(np.asarray(wrist, dtype=float)[:, None, None], (n, k, 1))], axis=2)
     clamped = np.clip(q, model.lower, model.upper).reshape(-1, 5)
@@ -239,9 +245,9 @@ def best(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> tuple[np.nd
     return raw, found
 
 
-def figures(queries: int = 1000, seed: int = 99) -> str:
+def figures(queries: int = 1000, seed: int = 99, table: Path = DATA_FILE) -> str:
     """The paper's Table 6a for the NAO arm, measured: a markdown table."""
-    cm = load()
+    cm = load(table)
     model = arm_model("LArm")
     per_cell = np.bincount(np.unique(cm.addresses, return_counts=True)[1])
     q = random_configurations(model, queries, np.random.default_rng(seed))
@@ -254,7 +260,7 @@ def figures(queries: int = 1000, seed: int = 99) -> str:
             continue
         errs, found = [], 0
         for t, vv in zip(targets[sel], v[sel]):
-            ans = cell_solutions(model, t[None, :], swivel=float(vv))
+            ans = cell_solutions(model, t[None, :], swivel=float(vv), table=table)
             k = np.flatnonzero(ans.branch == b)[0]
             if ans.found[0, k]:
                 found += 1
@@ -268,12 +274,12 @@ def figures(queries: int = 1000, seed: int = 99) -> str:
     t1 = targets[:1]
     t0 = time.perf_counter()
     for _ in range(50):
-        best(model, t1, np.zeros(1))
+        best(model, t1, np.zeros(1), table)
     single = (time.perf_counter() - t0) / 50 * 1e6
     t0 = time.perf_counter()
-    best(model, targets, np.zeros(len(targets)))
+    best(model, targets, np.zeros(len(targets)), table)
     batch = (time.perf_counter() - t0) / len(targets) * 1e6
-    size = DATA_FILE.stat().st_size / 1e3
+    size = Path(table).stat().st_size / 1e3
     cells_line = ", ".join(f"{n} cells with {k} solution(s)" for k, n in enumerate(per_cell) if k and n)
     return "\n".join(
         [

@@ -155,8 +155,13 @@ def _oob(angles: np.ndarray) -> int:
     return int(np.sum(np.any((angles < lo - 1e-12) | (angles > hi + 1e-12) | ~np.isfinite(angles), axis=1)))
 
 
-def _solve_call(method: str, tol: float) -> Callable[[np.ndarray], object]:
-    return lambda t: api.solve(t.tolist(), ARM, method, tolerance=tol)
+def _calls(methods: Sequence[str], tol: float) -> dict[str, Callable[[np.ndarray], object]]:
+    """One call on one target per method, and the ALMotion-style baseline, at tolerance ``tol``."""
+    calls: dict[str, Callable[[np.ndarray], object]] = {
+        m: (lambda t, m=m: api.solve(t.tolist(), ARM, m, tolerance=tol)) for m in methods
+    }
+    calls[ALMOTION] = lambda t: almotion_pinv(t, tol)
+    return calls
 
 
 def ours_row(method: str, targets: np.ndarray, tol: float, timing: tuple[float, float]) -> Row:
@@ -236,9 +241,7 @@ def figure3(targets: np.ndarray, size: Size, out: Path) -> str:
     timing = {}
     for tol_mm in tols_mm:
         tol = tol_mm * 1e-3
-        calls = {m: _solve_call(m, tol) for m in ITERATIVE}
-        calls[ALMOTION] = lambda t, tol=tol: almotion_pinv(t, tol)
-        timing[tol_mm] = _turns(calls, sub, size)
+        timing[tol_mm] = _turns(_calls(ITERATIVE, tol), sub, size)
     for method in methods:
         xs, ys, cells = [], [], []
         for tol_mm in tols_mm:
@@ -368,9 +371,7 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
     for tol_mm in (1.0, 0.1):
         step(f"Table 1 at {tol_mm:g} mm")
         tol = tol_mm * 1e-3
-        calls = {m: _solve_call(m, tol) for m in OURS}
-        calls[ALMOTION] = lambda t, tol=tol: almotion_pinv(t, tol)
-        timing = _turns(calls, targets[: size.timed], size)
+        timing = _turns(_calls(OURS, tol), targets[: size.timed], size)
         rows = [ours_row(m, targets, tol, timing[m]) for m in OURS]
         rows.append(almotion_row(targets, tol, timing[ALMOTION]))
         if ik:

@@ -133,6 +133,28 @@ def follow(
     return Track(np.array(angles), np.array(errors), True, "", model.arm)
 
 
+class TrackFigures(NamedTuple):
+    """Oyama & Tachi's tracking figures over many paths.
+
+    Attributes:
+        completed: fraction of paths tracked to the end (not given up at 5 cm).
+        within_1cm: fraction tracked within 1 cm at every point.
+        rms_mm: RMS tracking error over the points of the completed paths.
+    """
+
+    completed: float
+    within_1cm: float
+    rms_mm: float
+
+
+def track_figures(tracks: Sequence[Track]) -> TrackFigures:
+    """:class:`TrackFigures` of tracked paths."""
+    done = [t.errors for t in tracks if t.completed]
+    within = sum(t.completed and t.errors.max() <= 0.01 for t in tracks)
+    rms = float(np.sqrt(np.mean(np.concatenate(done) ** 2)) * 1e3) if done else float("nan")
+    return TrackFigures(len(done) / len(tracks), within / len(tracks), rms)
+
+
 def random_lines(arm: ArmLike, count: int, points: int = 21, seed: int = 0, step: float = 0.05) -> list[np.ndarray]:
     """Random straight paths as in Oyama & Tachi's tracking trials.
 

@@ -7,16 +7,15 @@ import pytest
 
 import nao_ik
 from nao_ik import kinematics
+from nao_ik.bench import sample_targets
 from nao_ik.model import arm_model
 from nao_ik.nn import modular as M
 from nao_ik.nn import modular_learning as L
-from nao_ik.nn.data import random_configurations
 from nao_ik.track import random_lines, track_path
 
 
-def held_out(n, seed=123, arm="LArm"):
-    model = arm_model(arm)
-    return kinematics.forward_batch(model, random_configurations(model, n, np.random.default_rng(seed)))
+def held_out(n, seed=123):
+    return sample_targets("LArm", n, seed)
 
 
 @pytest.fixture(scope="module")

@@ -28,11 +28,12 @@ def sweep_table(rows: list[tuple[int, dict]]) -> str:
     return "\n".join(lines)
 
 
-def _modular(out: Path, trials: int | None, table: Path | None) -> int:
+def _modular(out: Path, trials: int | None, table: Path | None, passes: int | None, r_jiz: float | None) -> int:
     from . import modular
     from . import modular_learning as ml
 
-    if table and trials is None and modular.DATA_FILE.exists() and out == N.DATA_DIR:
+    relearn = trials is not None or passes is not None or r_jiz is not None
+    if table and not relearn and modular.DATA_FILE.exists() and out == N.DATA_DIR:
         mod = modular.shipped()  # only the page of the shipped model: no need to learn it again
     else:
 
@@ -42,7 +43,7 @@ def _modular(out: Path, trials: int | None, table: Path | None) -> int:
                              f"{experts} experts")  # fmt: skip
             sys.stderr.flush()
 
-        mod, curve = ml.learn(trials or ml.TRIALS, progress=bar)
+        mod, curve = ml.learn(trials or ml.TRIALS, progress=bar, passes=passes, r_jiz=r_jiz)
         print(file=sys.stderr)
         path = modular.save(mod, out / "nn-modular.npz")
         modular.shipped.cache_clear()
@@ -74,17 +75,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--epochs", type=int, help="override the recipe's epoch cap (a quicker, different run)")
     p.add_argument("--trials", type=int, help="nn-modular: learning trials (default 100,000)")
+    p.add_argument("--passes", type=int, help="nn-modular: Adam passes over each batch's solutions (default 300)")
+    p.add_argument("--r-jiz", type=float, help="nn-modular: turn the discontinuity check on at this |dPhi/dx|, rad/m")
+    p.add_argument(
+        "--degree",
+        type=int,
+        choices=[1, 2],
+        default=2,
+        help="cells: 1 the paper's linear models, 2 (default) quadratic where a cell has the data",
+    )
     a = p.parse_args(argv)
     if a.which == "nn-modular":
-        return _modular(a.out, a.trials, a.table)
+        return _modular(a.out, a.trials, a.table, a.passes, a.r_jiz)
     if a.which == "cells":
         from .. import cells
 
-        path = cells.save(cells.build(), a.out / "cells.npz")
+        path = cells.save(cells.build(degree=a.degree), a.out / "cells.npz")
         cells.load.cache_clear()
         print(f"wrote {path}")
-        if path == cells.DATA_FILE:
-            print(cells.figures())
+        print(cells.figures(table=path))
         return 0
     if a.which == "sweep":
         rows = []

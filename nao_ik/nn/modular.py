@@ -170,16 +170,14 @@ def select(model: ArmModel, mod: Modular, targets: np.ndarray, wrist: float | np
 def restart_postures(model: ArmModel, mod: Modular, targets: np.ndarray, wrist: np.ndarray) -> np.ndarray:
     """Steps (2) and (3) of the controller for each target: (N, K, 5) starts in the order tried.
 
-    The other experts' answers, best predicted first (those predicted worse
-    than :data:`R_SIM` are replaced by the best one again, which the driver
-    then tries twice: harmless), then every expert's representative posture.
+    Every other expert's answer, best predicted first, then every expert's
+    representative posture. Learning keeps the paper's cut (only the answers
+    predicted within :data:`R_SIM`); here the driver runs a fixed number of
+    starts per target, so a cut answer could only be replaced by a repeat.
     """
-    outs, p, order = select(model, mod, targets, wrist[0] if np.all(wrist == wrist[0]) else wrist)
+    outs, _, order = select(model, mod, targets, wrist[0] if np.all(wrist == wrist[0]) else wrist)
     n = targets.shape[0]
-    cols = np.arange(n)[None, :]
-    ranked = outs[order[1:], cols].transpose(1, 0, 2)  # (N, E - 1, 5)
-    far = (p[order[1:], cols] > R_SIM).T
-    ranked[far] = np.broadcast_to(outs[order[0], cols[0]][:, None], ranked.shape)[far]
+    ranked = outs[order[1:], np.arange(n)[None, :]].transpose(1, 0, 2)  # (N, E - 1, 5)
     postures = np.stack([_posture(model, ex) for ex in mod.experts])
     rest = np.broadcast_to(postures, (n,) + postures.shape).copy()
     rest[:, :, 4] = wrist[:, None]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..kinematics import forward_batch
 from ..model import arm_model
+from ..track import TrackFigures, follow, random_lines, track_figures, track_path
 from .data import random_configurations
 from .modular import PRECISE, R_SIM, REACH_ITERATIONS, Expert, Modular, path_inverse, select
 from .train import Adam, gradients, init_mlp
@@ -28,8 +29,9 @@ HIDDEN = (32, 32)
 #: Adam's step size, decayed geometrically to LR_END over the trials.
 LR, LR_END = 3e-3, 3e-4
 #: Adam steps per learning batch: PASSES x (new samples) / 128, on samples
-#: drawn from the expert's buffer (more passes: 20 -> 17.7 mm, 100 -> 12.2 mm,
-#: 300 -> 11.5 mm RMS after 40,000-100,000 trials).
+#: drawn from the expert's buffer. RMS of the model alone, measured with
+#: ``nao-ik train --which nn-modular --trials T --passes P --out DIR``:
+#: P 20, T 100,000: 17.7 mm; P 100, T 40,000: 12.2 mm; P 300, T 100,000: 11.5 mm.
 PASSES = 300
 #: Learning trials of the shipped model.
 TRIALS = 100_000
@@ -39,10 +41,10 @@ BUFFER = 20_000
 PATHS = 200
 #: Section 2.5's discontinuity check: where the selected expert's
 #: |d Phi / d x| (Frobenius, rad/m) exceeds this, its solution founds a new
-#: expert. Off (None): measured over 30,000 trials it never helped here
-#: (RMS of the model alone / experts: off 14.2 mm / 4; 400: the same, no
-#: split; 150: 15.5 mm / 5; 60: 17.0 mm / 59; 30: 14.9 mm / 62), because
-#: the damped feedback keeps each expert's solutions continuous already.
+#: expert. Off (None): it never helped here. RMS of the model alone / experts
+#: after ``nao-ik train --which nn-modular --trials 30000 [--r-jiz R]``: off
+#: 14.2 mm / 4; R 30: 14.9 mm / 62 (more experts, no gain), because the damped
+#: feedback keeps each expert's solutions continuous already.
 R_JIZ: float | None = None
 
 
@@ -72,26 +74,14 @@ class Curve(NamedTuple):
     tracking_rms_mm: float
 
 
-def tracking(mod: Modular, paths: Sequence[np.ndarray]) -> tuple[float, float, float]:
+def tracking(mod: Modular, paths: Sequence[np.ndarray]) -> TrackFigures:
     """The paper's Figure 8(b, c) for the left arm: tracking with equations (6)-(9) and this model.
 
     Returns:
-        (fraction of paths completed, fraction tracked within 1 cm throughout,
-        RMS tracking error over the points of the completed paths, mm).
+        :class:`~nao_ik.track.TrackFigures`.
     """
-    from ..track import follow
-
     model = arm_model("LArm")
-    done, close, sq = 0, 0, []
-    for path in paths:
-        theta, phi = path_inverse(model, mod, path)
-        tr = follow(model, path, theta, phi)
-        done += tr.completed
-        close += bool(tr.completed and tr.errors.max() <= 0.01)
-        if tr.completed:
-            sq.append(tr.errors**2)
-    rms = float(np.sqrt(np.mean(np.concatenate(sq))) * 1e3) if sq else float("nan")
-    return done / len(paths), close / len(paths), rms
+    return track_figures([follow(model, path, *path_inverse(model, mod, path)) for path in paths])
 
 
 def _new_expert(posture: np.ndarray, rng: np.random.Generator, shoulder: np.ndarray) -> tuple[Expert, Adam]:
@@ -115,7 +105,8 @@ def _pin(ex: Expert, shoulder: np.ndarray) -> None:
 class _Learner:
     """The state of a learning run: experts, their optimisers and sample buffers."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, passes: int, r_jiz: float | None):
+        self.passes, self.r_jiz = passes, r_jiz
         self.model = arm_model("LArm")
         self.rng = np.random.default_rng(seed)
         self.shoulder = np.asarray(self.model.shoulder)
@@ -157,7 +148,7 @@ class _Learner:
             done = rows[ok]
             theta[done], owner[done], solved[done] = q[ok], who[done], True
             counts["first" if rank == 0 else "other"] += int(ok.sum())
-        if R_JIZ is not None:
+        if self.r_jiz is not None:
             counts["split"] = self.split(x, order[0], owner, theta)
         for i in self.rng.permutation(len(self.experts)):  # step (3)
             rows = np.flatnonzero(~solved)
@@ -188,7 +179,7 @@ class _Learner:
 
     def split(self, x: np.ndarray, first: np.ndarray, owner: np.ndarray, theta: np.ndarray) -> int:
         """Section 2.5: the first target solved by its selected expert where that expert's
-        |d Phi / d x| exceeds R_JIZ founds a new expert (returns 1 if one did)."""
+        |d Phi / d x| exceeds the threshold founds a new expert (returns 1 if one did)."""
         h = 1e-3
         for i in np.unique(first):
             rows = np.flatnonzero((owner == i) & (first == i))
@@ -197,7 +188,7 @@ class _Learner:
             net, xr = self.experts[i].net, x[rows]
             d = [(net(xr + h * e) - net(xr - h * e)) / (2 * h) for e in np.eye(3)]
             norm = np.sqrt(sum(np.sum(c * c, axis=1) for c in d))
-            steep = rows[norm > R_JIZ]
+            steep = rows[norm > self.r_jiz]
             if steep.size:
                 ex, opt = _new_expert(theta[steep[0]], self.rng, self.shoulder)
                 self.experts.append(ex)
@@ -207,7 +198,7 @@ class _Learner:
                 return 1
         return 0
 
-    def learn(self, i: int, x: np.ndarray, y: np.ndarray, batch: int = 128, passes: int = PASSES) -> None:
+    def learn(self, i: int, x: np.ndarray, y: np.ndarray, batch: int = 128) -> None:
         """Add samples to expert i's buffer and take Adam steps on recent samples."""
         buf = self.buffers[i]
         buf.append(np.concatenate([x, y], axis=1))
@@ -215,7 +206,7 @@ class _Learner:
         self.buffers[i] = [data]
         ex = self.experts[i]
         net = ex.net
-        steps = max(1, passes * x.shape[0] // batch)
+        steps = max(1, self.passes * x.shape[0] // batch)
         xs = (data[:, :3] - net.in_offset) * net.in_scale
         ys = (data[:, 3:] - net.out_offset) / net.out_scale
         for _ in range(steps):
@@ -243,8 +234,10 @@ def learn(
     seed: int = 5,
     evaluations: int = 1000,
     every: int = 10_000,
-    paths: int = PATHS,
+    paths: int | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    passes: int | None = None,
+    r_jiz: float | None = None,
 ) -> tuple[Modular, list[Curve]]:
     """Learn the modular model from scratch, deterministically from ``seed``.
 
@@ -253,11 +246,15 @@ def learn(
     paths (:func:`~nao_ik.track.random_lines`), are held out for the curve.
 
     Returns:
-        (the model, its learning curve).
+        (the model, its learning curve). ``paths``, ``passes`` and ``r_jiz``
+        default to :data:`PATHS`, :data:`PASSES` and :data:`R_JIZ`.
     """
-    run = _Learner(seed)
+    passes = PASSES if passes is None else passes
+    r_jiz = R_JIZ if r_jiz is None else r_jiz
+    run = _Learner(seed, passes, r_jiz)
     model = run.model
     eval_targets = forward_batch(model, random_configurations(model, evaluations, np.random.default_rng(seed + 1)))
+    paths = PATHS if paths is None else paths
     eval_paths = evaluation_paths(seed, paths) if paths else []
     curve = [evaluate(run.modular(), eval_targets, run.reach, eval_paths, 0)]
     totals = {"first": 0, "other": 0, "posture": 0, "new": 0, "split": 0, "unsolved": 0}
@@ -284,9 +281,9 @@ def learn(
         "r_sim_m": R_SIM,
         "precise_m": PRECISE,
         "reach_iterations": REACH_ITERATIONS,
-        "passes": PASSES,
+        "passes": passes,
         "random_tries": RANDOM_TRIES,
-        "r_jiz": R_JIZ,
+        "r_jiz": r_jiz,
         "how_solved": totals,
         "train_seconds": round(time.perf_counter() - t0, 1),
         "curve": [c._asdict() for c in curve],
@@ -321,28 +318,23 @@ PAPER_FIGURES = (
 
 def evaluation_paths(seed: int, count: int = PATHS) -> list[np.ndarray]:
     """The held-out straight paths of a learning run with this seed."""
-    from ..track import random_lines
-
     return random_lines("LArm", count, 21, seed + 2)
 
 
 def page(mod: Modular) -> str:
     """docs/nn-modular.md: the learning curve from the record, the paper's figures, and tracking by method
     on the run's evaluation paths."""
-    from ..track import track_path
-
     paths = evaluation_paths(mod.record["seed"], PATHS)
     curve = [Curve(**c) for c in mod.record["curve"]]
     last = curve[-1]
     rows = ["| method used as Phi | paths tracked (5 cm rule) | paths within 1 cm | RMS tracking error (mm) |",
             "|---|---|---|---|"]  # fmt: skip
     for method in ("nn-modular", "nn-paper", "nn", "dls"):
-        tracks = [track_path(p, "LArm", method) for p in paths]
-        done = [t for t in tracks if t.completed]
-        within = sum(t.completed and t.errors.max() <= 0.01 for t in tracks)
-        rms = np.sqrt(np.mean(np.concatenate([t.errors for t in done]) ** 2)) * 1e3 if done else float("nan")
-        rows.append(f"| {method} | {100 * len(done) / len(tracks):.1f} % | {100 * within / len(tracks):.1f} % | "
-                    f"{rms:.2f} |")  # fmt: skip
+        if method == "nn-modular":  # measured on these paths at the end of the learning run
+            fig = (last.tracking, last.tracking_1cm, last.tracking_rms_mm)
+        else:
+            fig = track_figures([track_path(p, "LArm", method) for p in paths])
+        rows.append(f"| {method} | {100 * fig[0]:.1f} % | {100 * fig[1]:.1f} % | {fig[2]:.2f} |")
     ours = {
         "experts": f"{last.experts} after {last.trials:,} trials",
         "RMS error of the model alone": f"{last.rms_mm:.1f} mm (median {last.median_mm:.1f} mm)",

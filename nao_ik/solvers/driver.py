@@ -173,8 +173,8 @@ def _run_block(
 ) -> Run:
     """:func:`run_batch` on one block."""
     clamped = None
+    cols = [targets[:, k] for k in range(3)]
     if spec.start:
-        cols = [targets[:, k] for k in range(3)]
         start, flags = spec.start(model, cols, [q0[:, i] for i in range(5)], ARRAY)
         # A caller already at the target keeps its posture (no needless jump).
         here = _at_start(model, targets, q0, tol)
@@ -182,7 +182,6 @@ def _run_block(
         if flags is not None:
             clamped = np.stack([np.broadcast_to(c, targets.shape[:1]) for c in flags], axis=1) & ~here[:, None]
     if _one_shot(spec):
-        cols = [targets[:, k] for k in range(3)]
         err = np.asarray(hold_loop(model, cols, [q0[:, i] for i in range(5)], tol, 0, ARRAY).error)
         return Run(q0, err, np.zeros(targets.shape[0], dtype=np.int64), clamped)
     q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
