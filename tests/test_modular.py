@@ -61,6 +61,9 @@ def test_controller_order_other_experts_then_postures(small_run):
     seeds = M.restart_postures(model, mod, t, np.zeros(50))
     e = len(mod.experts)
     assert seeds.shape == (50, 2 * e - 1, 5)
+    outs, _, order = M.select(model, mod, t, 0.0)
+    for k in range(1, e):  # the other experts' answers, best predicted first
+        np.testing.assert_array_equal(seeds[:, k - 1], outs[order[k], np.arange(50)])
     for j, ex in enumerate(mod.experts):
         np.testing.assert_array_equal(seeds[:, e - 1 + j, :4], np.broadcast_to(ex.posture[:4], (50, 4)))
 

@@ -244,7 +244,7 @@ def test_shoulder_trigonometry_without_trigonometry_is_exact():
     np.testing.assert_allclose(np.stack(trig), [np.cos(q1), np.sin(q1), np.cos(q2), np.sin(q2)], atol=1e-15)
 
 
-@pytest.mark.parametrize("method", ["nn", "nn-paper", "cells", "dls"])
+@pytest.mark.parametrize("method", ["nn", "nn-paper", "cells"])  # the one-shot methods, which run in blocks
 def test_a_batch_in_blocks_equals_one_block(method, monkeypatch):
     from nao_ik.solvers import driver
 
