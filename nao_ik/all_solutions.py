@@ -1,7 +1,7 @@
 """Every way the arm can put its hand on a point: ``solve_all``.
 
 A hand position leaves one degree of freedom of the arm free, the elbow's
-swivel about the shoulder-to-hand line (see :mod:`nao_ik.swivel`); at each
+swivel about the shoulder-to-hand line (see :mod:`nao_ik.geometry.swivel`); at each
 swivel ElbowRoll has two roots, the branches (only near a stretched arm with
 a turned wrist do both fit the limits). The joint limits cut the swivel
 circle of each branch into intervals. ``solve_all`` finds those intervals
@@ -19,7 +19,7 @@ from . import validate
 from .api import ArmLike, resolve_arm
 from .kinematics import forward_batch
 from .ops import ARRAY
-from .swivel import point
+from .geometry.swivel import point
 
 #: Grid on which intervals are first found, then refined by bisection.
 GRID_STEP = math.radians(1.0)

@@ -9,7 +9,7 @@ import nao_ik
 from nao_ik import kinematics
 from nao_ik.all_solutions import _violations
 from nao_ik.model import arm_model
-from nao_ik.swivel import swivel_configurations
+from nao_ik.geometry.swivel import swivel_configurations
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])

@@ -14,7 +14,7 @@ import numpy as np
 from ..kinematics import forward, forward_batch
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
-from ..swivel import swivel_seeds
+from ..geometry.swivel import swivel_seeds
 from .base import Run, SolverSpec
 from .network import hold_loop
 

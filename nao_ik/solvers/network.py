@@ -21,7 +21,7 @@ from ..kinematics import chain
 from ..model import ArmModel
 from ..nn.networks import FALLBACK_OFFSETS, nn_angles, paper_angles, predict_swivel_one
 from ..ops import SCALAR, Ops
-from ..swivel import point
+from ..geometry.swivel import point
 from .base import Run, Start
 
 
