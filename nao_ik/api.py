@@ -43,7 +43,7 @@ def _settings(model: ArmModel, method: Any, tolerance: Any, max_iterations: Any)
 def solve(
     target: Sequence[float],
     arm: ArmLike = "LArm",
-    method: str = "fabrik",
+    method: str = "analytic",
     initial: Sequence[float] | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,
@@ -85,7 +85,7 @@ def solve(
 def solve_batch(
     targets: Any,
     arm: ArmLike = "LArm",
-    method: str = "dls",
+    method: str = "analytic",
     initial: Any = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,

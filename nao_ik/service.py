@@ -7,7 +7,7 @@ Register it on a session connected to a robot (or to ``nao-ik sim``)::
 and call it from anywhere on that robot's service directory::
 
     ik = session.service("NaoArmIK")
-    ik.reachTo(0.15, 0.10, 0.05, "dls")
+    ik.reachTo(0.15, 0.10, 0.05, "analytic")
 
 Guarantees: every argument is checked before anything else happens; the
 angles sent to ``ALMotion.setAngles`` are finite and inside the limits that the
@@ -41,7 +41,7 @@ from .track import track_path, validate_points
 _private = qi.nobind  # helpers are not published over qi
 
 LOG_CATEGORY = "nao_ik.NaoArmIK"
-DEFAULT_METHOD = "dls"
+DEFAULT_METHOD = "analytic"
 DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
 

@@ -57,6 +57,7 @@ class Circle(NamedTuple):
             toward it at the nearest distance they do.
         f: the forearm vector (ElbowRoll frame) for the held WristYaw.
         wrist: the held WristYaw.
+        reachable: False where the target is nearer or farther than the links allow.
     """
 
     n: list
@@ -67,6 +68,7 @@ class Circle(NamedTuple):
     hand: list
     f: list
     wrist: Any
+    reachable: Any
 
 
 def circle(model: ArmModel, t: Sequence[Any], wrist: Any, ops: Ops = SCALAR) -> Circle:
@@ -93,7 +95,8 @@ def circle(model: ArmModel, t: Sequence[Any], wrist: Any, ops: Ops = SCALAR) -> 
     u = ops.where_list(tiny, [b * iub for b in ub], [c * iu for c in u])
     v = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]]
     hand = [s[k] + d * n[k] for k in range(3)]
-    return Circle(n, u, v, a, r, hand, f, wrist)
+    reachable = (d_raw >= ops.abs(l1 - l2) + 1e-9) & (d_raw <= l1 + l2 - 1e-9)
+    return Circle(n, u, v, a, r, hand, f, wrist, reachable)
 
 
 def elbow(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> list:
@@ -128,6 +131,22 @@ def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | No
     for qi, lo, hi in zip(q, model.lower, model.upper):
         violation = violation + ops.maximum(lo - qi, 0.0) + ops.maximum(qi - hi, 0.0)
     return q, violation
+
+
+def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> tuple[list, Any]:
+    """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
+
+    Returns:
+        (five joint angles; the smallest distance of a joint to its limits,
+        negative outside them, minus the excess where no ElbowRoll fits). A
+        smooth function of the swivel where a single limit binds, so a root
+        finder converges on the boundary.
+    """
+    q, excess = recover_angles_checked(model, elbow(model, c, phi, ops), c.hand, c.wrist, ops)
+    m = ops.where(excess > 0.0, -excess, 10.0)
+    for qi, lo, hi in zip(q, model.lower, model.upper):
+        m = ops.minimum(m, ops.minimum(qi - lo, hi - qi))
+    return q, m
 
 
 def point(

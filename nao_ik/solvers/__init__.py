@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import BatchSolution, Run, Solution, SolverSpec
+from .analytic import analytic_start
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
 from .network import cells_start, hold_loop, modular_seeds, modular_start, paper_start, swivel_start
@@ -10,6 +11,10 @@ from .network import cells_start, hold_loop, modular_seeds, modular_start, paper
 SOLVERS: dict[str, SolverSpec] = {
     s.name: s
     for s in (
+        SolverSpec(
+            "analytic", dls_loop, 100, "closed form: the exact solution nearest to the start posture", analytic_start,
+            False,
+        ),
         SolverSpec("fabrik", fabrik_loop, 100, "FABRIK on shoulder/elbow/hand, limits projected every pass"),
         SolverSpec("jacobian-transpose", transpose_loop, 1000, "Jacobian transpose with Buss's optimal step"),
         SolverSpec("jacobian-pinv", pinv_loop, 100, "SVD pseudoinverse, 1 % singular cutoff, step halving"),
