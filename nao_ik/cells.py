@@ -31,10 +31,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from .geometry.swivel import swivel_of
 from .kinematics import forward_batch
 from .model import MIRROR_ANGLES, MIRROR_TARGET, ArmModel, arm_model
 from .nn.data import random_configurations
-from .geometry.swivel import swivel_of
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "cells.npz"
 REACH = 0.222  # metres: the posture box is the shoulder +- REACH

@@ -156,6 +156,9 @@ class NaoArmIK:
             raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
         safe = list(model.clamp(angles))
         clamped = [n for n, a, s in zip(names, angles, safe) if a != s]
+        change = max(abs(a - b) for a, b in zip(safe, start))
+        # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
+        seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(safe, start, model.joints)) / self._speed
         if move:
             self._motion_call(motion, "setAngles", names, safe, self._speed)
         result = {
@@ -170,6 +173,8 @@ class NaoArmIK:
             "solveTimeMs": float(solve_ms),
             "clamped": clamped,
             "moved": bool(move),
+            "jointChange": float(change),
+            "moveSeconds": float(seconds),
         }
         self._log.info(
             f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 import nao_ik
 from nao_ik import kinematics
+from nao_ik.geometry.recovery import recover_angles
+from nao_ik.geometry.swivel import swivel_configurations
 from nao_ik.model import arm_model
 from nao_ik.ops import ARRAY, SCALAR
 from nao_ik.solvers import ITERATIVE, SOLVERS
-from nao_ik.geometry.recovery import recover_angles
-from nao_ik.geometry.swivel import swivel_configurations
 
 METHODS = list(ITERATIVE)  # the network methods have tests of their own (test_nn.py)
 ARMS = ["LArm", "RArm"]
@@ -234,8 +234,8 @@ def test_batch_of_nothing():
 
 
 def test_shoulder_trigonometry_without_trigonometry_is_exact():
-    from nao_ik.ops import ARRAY
     from nao_ik.geometry.recovery import shoulder_solution
+    from nao_ik.ops import ARRAY
 
     model = arm_model("LArm")
     v = np.random.default_rng(5).normal(size=(1000, 3))

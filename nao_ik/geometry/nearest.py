@@ -52,6 +52,8 @@ DERIV = 1e-7
 BOUNDARY = 12
 #: Start's hand within this distance of the target (metres): local search only.
 NEAR = 0.01
+#: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
+NARROW = 0.3
 #: Joint-limit slack that counts as inside (rounding at a boundary).
 SLACK = 1e-9
 
@@ -84,9 +86,9 @@ def move_time(model: ArmModel, q: Sequence[Any], q0: Sequence[Any], ops: Ops) ->
     return out
 
 
-def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops) -> tuple:
-    """(angles, move time or inf where outside the limits, violation) at swivel phi."""
-    q, m = margin_at(model, c, phi, ops)
+def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops, branch: Any) -> tuple:
+    """(angles, move time or inf where outside the limits, violation) at swivel phi on an ElbowRoll branch."""
+    q, m = margin_at(model, c, phi, ops, branch)
     return q, ops.where(m >= -SLACK, move_time(model, q, q0, ops), INF), -m
 
 
@@ -111,12 +113,19 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         h = ch.hand
         if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
             count = 1
-    ring = [_cost(model, c, phi0 + k * spacing, q0, ops) for k in range(count)]
-    if count == 1 and ring[0][1] == INF:  # the start's swivel is not allowed: the whole ring
-        ring += [_cost(model, c, phi0 + k * spacing, q0, ops) for k in range(1, RING)]
+    # Both ElbowRoll branches (the second exists where the arm is nearly stretched).
+    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in (0, 1)]
+    if count == 1 and ring[0][0][1] == INF and ring[1][0][1] == INF:
+        # Near the start but its swivel is not allowed (the start sits on a
+        # limit): the exact intervals, whose ends include the nearest.
+        q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
+        if cost < INF:
+            return Nearest(q, phi, cost, True, c)
+        ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
+                for b, r in enumerate(ring)]  # fmt: skip
     best = None
-    for q, phi, cost in _seeds(ring, phi0, spacing, ops):
-        run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops)
+    for q, phi, cost, branch in _seeds(ring[0], phi0, spacing, ops, 0) + _seeds(ring[1], phi0, spacing, ops, 1):
+        run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops, branch)
         if best is None:
             best = run
         else:
@@ -124,12 +133,22 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
             best = (ops.where_list(take, run[0], best[0]), ops.where(take, run[1], best[1]),
                     ops.where(take, run[2], best[2]))  # fmt: skip
     q, phi, cost = best
-    lost = cost == INF
-    if ops.any(lost & c.reachable):
-        # No swivel of the ring is allowed but some are: an allowed interval
-        # narrower than the ring's spacing. Start from its exact ends and middle.
-        q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), lost & c.reachable, ops)
+    # A branch whose ring has no allowed swivel may still have an allowed
+    # interval narrower than the ring's spacing (near a limit, or the second
+    # branch's thin region): where a ring point was close to allowed, start
+    # from the exact intervals' ends and middles too.
+    close = [ops.minimum(_lowest([r[2] for r in ring[b]], ops), INF) < NARROW for b in (0, 1)]
+    missed = c.reachable & (((cost == INF) | close[1]) & (ring[1][0][1] == INF) | close[0] & (cost == INF))
+    if ops.any(missed):
+        q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
     return Nearest(q, phi, cost, cost < INF, c)
+
+
+def _lowest(values: list, ops: Ops) -> Any:
+    out = values[0]
+    for v in values[1:]:
+        out = ops.minimum(out, v)
+    return out
 
 
 def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], c: Circle, best: tuple, rows: Any, ops: Ops):
@@ -150,25 +169,26 @@ def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], c: Circle, bes
 def _narrow_one(model: ArmModel, t: Sequence[float], q0: Sequence[float], c: Circle, best: tuple) -> tuple:
     from .intervals import all_intervals
 
-    for ivs in all_intervals(model, t, q0[4]):
+    for branch, ivs in enumerate(all_intervals(model, t, q0[4])):
         for lo, hi in ivs:
             for phi in (lo, 0.5 * (lo + hi), hi):
-                q, cost, _ = _cost(model, c, phi, q0, SCALAR)
+                q, cost, _ = _cost(model, c, phi, q0, SCALAR, branch)
                 if cost < best[2]:
-                    best = _refine(model, c, q0, q, phi, cost, 0.5 * (hi - lo), SCALAR)
+                    best = _refine(model, c, q0, q, phi, cost, 0.5 * (hi - lo), SCALAR, branch)
     return best
 
 
-def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops) -> list:
+def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
     """Up to SEEDS starts (angles, swivel, cost): the ring's best local minima, or its least violating point."""
     k = len(ring)
     if ops is SCALAR:
         costs = [r[1] for r in ring]
         if all(cst == INF for cst in costs):
             i = min(range(k), key=lambda i: ring[i][2])
-            return [(ring[i][0], phi0 + i * spacing, INF)]
+            return [(ring[i][0], phi0 + i * spacing, INF, branch)]
         minima = [i for i in range(k) if costs[i] < INF and costs[i] <= costs[i - 1] and costs[i] <= costs[(i + 1) % k]]
-        return [(ring[i][0], phi0 + i * spacing, costs[i]) for i in sorted(minima, key=costs.__getitem__)[:SEEDS]]
+        best = sorted(minima, key=costs.__getitem__)[:SEEDS]
+        return [(ring[i][0], phi0 + i * spacing, costs[i], branch) for i in best]
     costs = np.stack([np.broadcast_to(r[1], phi0.shape) for r in ring], axis=1)
     vios = np.stack([np.broadcast_to(r[2], phi0.shape) for r in ring], axis=1)
     qs = np.stack([np.stack(np.broadcast_arrays(*r[0]), axis=1) for r in ring], axis=1)  # (N, K, 5)
@@ -184,24 +204,26 @@ def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops) -> list:
         if s and not np.isfinite(cost).any():
             break
         q = qs[rows, i]
-        out.append(([q[:, j] for j in range(5)], phi0 + i * spacing, cost))
+        out.append(([q[:, j] for j in range(5)], phi0 + i * spacing, cost, branch))
     return out
 
 
-def _refine(model: ArmModel, c: Circle, q0: Sequence[Any], q: list, phi: Any, cost: Any, radius: float, ops: Ops):
+def _refine(
+    model: ArmModel, c: Circle, q0: Sequence[Any], q: list, phi: Any, cost: Any, radius: float, ops: Ops, branch: int
+):
     """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring)."""
     found = cost < INF
     radius = radius + 0.0 * phi
     for _ in range(STEPS):
         if not ops.any(found & (radius > 1e-9)):
             break
-        qd, _ = at(model, c, phi + DERIV, ops)
+        qd, _ = at(model, c, phi + DERIV, ops, branch)
         step = phi + _minimax_step(model, q, qd, q0, radius, ops)
-        q_new, cost_new, _ = _cost(model, c, step, q0, ops)
+        q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
         outside = found & (cost_new == INF)
         if ops.any(outside):
-            phi_b = _boundary(model, c, phi, step, ops)
-            qb, cost_b, _ = _cost(model, c, phi_b, q0, ops)
+            phi_b = _boundary(model, c, phi, step, ops, branch)
+            qb, cost_b, _ = _cost(model, c, phi_b, q0, ops, branch)
             q_new = ops.where_list(outside, qb, q_new)
             cost_new, step = ops.where(outside, cost_b, cost_new), ops.where(outside, phi_b, step)
         better = found & (cost_new < cost)
@@ -241,18 +263,18 @@ def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequ
     return best_d
 
 
-def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops) -> Any:
+def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, branch: int) -> Any:
     """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
     lo, hi = inside, outside
-    f_lo = margin_at(model, c, lo, ops)[1] + SLACK
-    f_hi = margin_at(model, c, hi, ops)[1] + SLACK
+    f_lo = margin_at(model, c, lo, ops, branch)[1] + SLACK
+    f_hi = margin_at(model, c, hi, ops, branch)[1] + SLACK
     side = 0.0 * lo
     for _ in range(BOUNDARY):
         den = f_lo - f_hi
         x = lo + f_lo * (hi - lo) / ops.where(den != 0.0, den, 1.0)
         # Keep the secant strictly inside the bracket (else bisect).
         x = ops.where((x - lo) * (x - hi) < 0.0, x, 0.5 * (lo + hi))
-        fx = margin_at(model, c, x, ops)[1] + SLACK
+        fx = margin_at(model, c, x, ops, branch)[1] + SLACK
         ok = fx >= 0.0
         # Illinois: halve the value kept at the end that did not move twice in a row.
         f_hi = ops.where(ok, ops.where(side > 0.0, 0.5 * f_hi, f_hi), fx)

@@ -112,9 +112,11 @@ def elbow_angles(
     if j4.lower + j4.upper > 0:
         first, second = second, first
         yaw_first, yaw_second = yaw_second, yaw_first
-    if root is not None:
+    if isinstance(root, int):
         q4, y = (second, yaw_second) if root else (first, yaw_first)
         return _yaw(base, y, f, ops), q4, excess
+    if root is not None:  # an array of roots, one per element
+        return _yaw(base, ops.where(root, yaw_second, yaw_first), f, ops), ops.where(root, second, first), excess
     q3a = _yaw(base, yaw_first, f, ops)
     # Keep the root that the limits allow: the primary one (the sign of
     # ElbowRoll's range) unless only the other fits ElbowYaw and ElbowRoll.

@@ -133,7 +133,7 @@ def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | No
     return q, violation
 
 
-def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> tuple[list, Any]:
+def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None) -> tuple[list, Any]:
     """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
 
     Returns:
@@ -142,7 +142,7 @@ def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> tuple[
         smooth function of the swivel where a single limit binds, so a root
         finder converges on the boundary.
     """
-    q, excess = recover_angles_checked(model, elbow(model, c, phi, ops), c.hand, c.wrist, ops)
+    q, excess = recover_angles_checked(model, elbow(model, c, phi, ops), c.hand, c.wrist, ops, branch)
     m = ops.where(excess > 0.0, -excess, 10.0)
     for qi, lo, hi in zip(q, model.lower, model.upper):
         m = ops.minimum(m, ops.minimum(qi - lo, hi - qi))

@@ -7,9 +7,9 @@ of how it was made (seed, data size, epochs, final errors).
 
 from __future__ import annotations
 
-import json
 import contextlib
 import functools
+import json
 import threading
 from pathlib import Path
 from typing import NamedTuple, Sequence

@@ -242,8 +242,8 @@ def nn_angles(
         (angles (N, 5) unclamped, feasible (N,)): where no tried swivel is
         allowed, the predicted one is returned (its angles then need clamping).
     """
-    from ..ops import ARRAY
     from ..geometry.swivel import point
+    from ..ops import ARRAY
 
     t = [targets[:, 0], targets[:, 1], targets[:, 2]]
     w = np.asarray(wrist, dtype=float)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import BatchSolution, Run, Solution, SolverSpec
 from .analytic import analytic_start
+from .base import BatchSolution, Run, Solution, SolverSpec
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
 from .network import cells_start, hold_loop, modular_seeds, modular_start, paper_start, swivel_start
@@ -20,7 +20,7 @@ SOLVERS: dict[str, SolverSpec] = {
         SolverSpec("jacobian-pinv", pinv_loop, 100, "SVD pseudoinverse, 1 % singular cutoff, step halving"),
         SolverSpec("dls", dls_loop, 100, "damped least squares, damping shrinking with the error"),
         SolverSpec("sdls", sdls_loop, 200, "Buss & Kim selectively damped least squares"),
-        SolverSpec("nn-paper", hold_loop, 0, "the paper's 3-40-4 sigmoid MLP (RPROP)", paper_start, False),
+        SolverSpec("nn-paper", hold_loop, 0, "the paper's 3-40-4 sigmoid MLP (RPROP)", paper_start, False, None, True),
         SolverSpec(
             "nn", hold_loop, 0, "MLP predicts the elbow swivel; geometry gives exact angles", swivel_start, False
         ),
@@ -35,7 +35,8 @@ SOLVERS: dict[str, SolverSpec] = {
             modular_seeds,
         ),
         SolverSpec(
-            "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False
+            "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False,
+            None, True,
         ),
     )
 }

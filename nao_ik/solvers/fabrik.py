@@ -28,10 +28,9 @@ and the points consistent, the answer needs no final conversion.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
-from ..geometry.recovery import shoulder_trig, elbow_angles, forearm, shoulder_angles
+from ..geometry.recovery import elbow_angles, forearm, shoulder_angles, shoulder_trig
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import Ops
