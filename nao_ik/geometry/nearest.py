@@ -44,9 +44,9 @@ from .swivel import Circle, at, circle, margin_at, swivel_angle
 #: Swivels tried around the circle (step 1).
 RING = 24
 #: Best local minima of the ring refined (step 2).
-SEEDS = 3
+SEEDS = 2
 #: Linear-minimax steps (step 2) and the relative step of their derivative.
-STEPS = 8
+STEPS = 6
 DERIV = 1e-7
 #: Regula-falsi iterations for a boundary (step 3).
 BOUNDARY = 12

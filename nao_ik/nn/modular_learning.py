@@ -126,7 +126,7 @@ class _Learner:
         if targets.shape[0] == 0:
             return np.zeros((0, 5)), np.zeros(0, dtype=bool)
         spec = SOLVERS["dls"]._replace(restarts=False)
-        run = run_batch(spec, self.model, targets, starts, PRECISE, REACH_ITERATIONS)
+        run = run_batch(spec, self.model, targets, starts, PRECISE, REACH_ITERATIONS, continuous=False)
         return run.q, run.error <= PRECISE
 
     def trial_batch(self, x: np.ndarray) -> dict:

@@ -113,7 +113,13 @@ _REACH: dict = {}
 
 
 def run_single(
-    spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float, max_iter: int
+    spec: SolverSpec,
+    model: ArmModel,
+    target: Sequence[float],
+    q0: Sequence[float],
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
 ) -> Run:
     """One target: the caller's start, then the nearest exact solution and the restart seeds until one reaches.
 
@@ -128,8 +134,8 @@ def run_single(
             return here
     start, clamped = spec.start(model, target, q0, SCALAR) if spec.start else (q0, None)
     best = spec.loop(model, target, start, tol, max_iter, SCALAR)._replace(clamped=clamped)
-    if spec.own_answer:
-        return best
+    if spec.own_answer or not continuous:
+        return _restarted(spec, model, target, q0, tol, max_iter, best)
     near = None
     if best.error <= tol:
         if _jump(best.q, q0) <= JUMP_SLACK:
@@ -158,6 +164,22 @@ def run_single(
     return Run(best.q, best.error, total, best.clamped if best is first else None)
 
 
+def _restarted(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float,
+               max_iter: int, best: Run) -> Run:  # fmt: skip
+    """Without the continuity rule: the restart seeds after a failed start, best run kept."""
+    if best.error <= tol or not spec.restarts or _far(model, np.asarray(target)[None, :])[0]:
+        return best
+    total = best.iterations
+    for seed in _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
+        run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
+        total += run.iterations
+        if run.error < best.error:
+            best = run
+        if best.error <= tol:
+            break
+    return Run(best.q, best.error, total, best.clamped)
+
+
 def _jump(q: Sequence[float], q0: Sequence[float]) -> float:
     """The largest joint change from q0 to q, radians."""
     return max(abs(a - b) for a, b in zip(q, q0))
@@ -172,7 +194,15 @@ def _jump(q: Sequence[float], q0: Sequence[float]) -> float:
 BLOCK = 16384
 
 
-def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int) -> Run:
+def run_batch(
+    spec: SolverSpec,
+    model: ArmModel,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
     """Many targets (N, 3) from starts (N, 5), vectorised across targets.
 
     Every target's answer depends on that target alone, so blocks of targets
@@ -183,9 +213,10 @@ def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.nda
     """
     n = targets.shape[0]
     if n <= BLOCK or not _one_shot(spec):
-        return _run_block(spec, model, targets, q0, tol, max_iter)
+        return _run_block(spec, model, targets, q0, tol, max_iter, continuous)
     runs = [
-        _run_block(spec, model, targets[i : i + BLOCK], q0[i : i + BLOCK], tol, max_iter) for i in range(0, n, BLOCK)
+        _run_block(spec, model, targets[i : i + BLOCK], q0[i : i + BLOCK], tol, max_iter, continuous)
+        for i in range(0, n, BLOCK)
     ]
     clamped = None if runs[0].clamped is None else np.concatenate([r.clamped for r in runs])
     return Run(*(np.concatenate([getattr(r, f) for r in runs]) for f in ("q", "error", "iterations")), clamped)
@@ -205,7 +236,7 @@ def _at_start(model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float) 
 
 
 def _run_block(
-    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int
+    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int, continuous: bool
 ) -> Run:
     """:func:`run_batch` on one block."""
     clamped = None
@@ -221,11 +252,11 @@ def _run_block(
     if _one_shot(spec):
         err = np.asarray(hold_loop(model, cols, [q0[:, i] for i in range(5)], tol, 0, ARRAY).error)
         q, iters = q0, np.zeros(targets.shape[0], dtype=np.int64)
-        if not spec.own_answer:
+        if continuous and not spec.own_answer:
             q, err, clamped = _continuous(model, targets, caller, q0.copy(), err, clamped, tol)
         return Run(q, err, iters, clamped)
     q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
-    if not spec.own_answer:
+    if continuous and not spec.own_answer:
         q, err, clamped = _continuous(model, targets, caller, q, err, clamped, tol)
     # The failures: every restart seed at once, one batch of targets x seeds.
     todo = np.flatnonzero((err > tol) & ~_far(model, targets)) if spec.restarts else np.zeros(0, dtype=int)
