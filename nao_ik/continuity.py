@@ -5,7 +5,11 @@ two random in-limit configurations (WristYaw fixed along each line), POINTS
 points each, so that a solution one small joint step away always exists. Each
 point is solved from the previous answer, as the service does from the
 robot's current angles. A step *jumps* when some joint moves more than the
-path's own step plus SLACK radians.
+path's own step plus SLACK radians. A jump is *forced* when no solution of
+the target lies that close to the posture the arm is in (checked against
+``solve_all`` sampled every 0.5 degree of swivel): the arm may have followed
+another continuation of the solution set than the path (at a fold where the
+two ElbowRoll roots meet, or along a limit), whose end it has now reached.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import api
+from . import all_solutions, api
 from .kinematics import forward_batch
 from .model import arm_model
 
@@ -28,11 +32,13 @@ class Continuity(NamedTuple):
     Attributes:
         steps: consecutive answers compared.
         jumps: steps where a joint moved more than the path's step + SLACK.
+        forced: of those, the ones where no solution was that close.
         worst: the largest joint change beyond the path's own step, radians.
     """
 
     steps: int
     jumps: int
+    forced: int
     worst: float
 
 
@@ -50,16 +56,20 @@ def joint_paths(arm: str, count: int, seed: int = 0, points: int = POINTS) -> np
 def measure(method: str, arm: str, paths: np.ndarray) -> Continuity:
     """Solve every point of every path from the previous answer (the first from the path's start)."""
     model = arm_model(arm)
-    steps = jumps = 0
+    steps = jumps = forced = 0
     worst = 0.0
     for path in paths:
         targets = forward_batch(model, path)
         prev = path[0]
         for k in range(1, len(path)):
             ans = np.asarray(api.solve(targets[k], arm, method, initial=prev).angles)
-            excess = float(np.max(np.abs(ans - prev)) - np.max(np.abs(path[k] - path[k - 1])))
+            allowed = float(np.max(np.abs(path[k] - path[k - 1]))) + SLACK
+            change = float(np.max(np.abs(ans - prev)))
             steps += 1
-            jumps += excess > SLACK
-            worst = max(worst, excess)
+            if change > allowed:
+                jumps += 1
+                near = all_solutions.solve_all(targets[k], arm, wrist=float(prev[4]), step_deg=0.5).solutions
+                forced += min((np.max(np.abs(np.asarray(s.angles) - prev)) for s in near), default=np.inf) > allowed
+            worst = max(worst, change - allowed + SLACK)
             prev = ans
-    return Continuity(steps, jumps, worst)
+    return Continuity(steps, jumps, forced, worst)

@@ -86,11 +86,7 @@ def boundary_swivels(model: ArmModel, c: Circle) -> list[float]:
     fx, fy, fz = (float(x) for x in c.f)
     d = [c.hand[k] - s[k] for k in range(3)]
     k0 = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - l1 * l1 - (fx * fx + fy * fy + fz * fz))
-    sf = math.atan2(fy, fx)
-    pairs = []
-    for b4 in (lo[3], hi[3], -sf, math.pi - sf):
-        cb, sb = math.cos(b4), math.sin(b4)
-        pairs += [(q3, b4) for q3 in _trig_roots(uy * (fx * sb + fy * cb), -uy * fz, k0 - ux * (fx * cb - fy * sb))]
+    pairs = _elbow_pairs(model, c, (lo[3], hi[3], -math.atan2(fy, fx), math.pi - math.atan2(fy, fx)))
     for b3 in (lo[2], hi[2]):
         c3, s3 = math.cos(b3), math.sin(b3)
         pairs += [(b3, q4) for q4 in _trig_roots(ux * fx + uy * c3 * fy, uy * c3 * fx - ux * fy, k0 + uy * s3 * fz)]
@@ -98,6 +94,35 @@ def boundary_swivels(model: ArmModel, c: Circle) -> list[float]:
         for e in _elbows(model, q3, q4, (fx, fy, fz), d):
             out.append(float(swivel_angle(model, c, e)))
     return out
+
+
+def fold_swivels(model: ArmModel, c: Circle) -> list[float]:
+    """The swivels where the two ElbowRoll roots meet (q4 = -s or pi - s, the hand offset's angle s).
+
+    There the angles vary as the square root of the swivel's distance (a fold
+    of the swivel parametrisation), and one branch continues into the other.
+    """
+    fx, fy, _ = (float(x) for x in c.f)
+    sf = math.atan2(fy, fx)
+    d = [c.hand[k] - model.shoulder[k] for k in range(3)]
+    out = []
+    for q3, q4 in _elbow_pairs(model, c, (-sf, math.pi - sf)):
+        out += [float(swivel_angle(model, c, e)) for e in _elbows(model, q3, q4, c.f, d)]
+    return out
+
+
+def _elbow_pairs(model: ArmModel, c: Circle, rolls: Sequence[float]) -> list:
+    """(ElbowYaw, ElbowRoll) pairs with the given ElbowRolls that keep the hand at the target's distance."""
+    l1, _ = upper_arm(model)
+    ux, uy, _ = model.joints[2].offset
+    fx, fy, fz = (float(x) for x in c.f)
+    d = [c.hand[k] - model.shoulder[k] for k in range(3)]
+    k0 = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - l1 * l1 - (fx * fx + fy * fy + fz * fz))
+    pairs = []
+    for b4 in rolls:
+        cb, sb = math.cos(b4), math.sin(b4)
+        pairs += [(q3, b4) for q3 in _trig_roots(uy * (fx * sb + fy * cb), -uy * fz, k0 - ux * (fx * cb - fy * sb))]
+    return pairs
 
 
 def _elbows(model: ArmModel, q3: float, q4: float, f: Sequence[float], d: Sequence[float]) -> list:

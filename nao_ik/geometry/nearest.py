@@ -54,6 +54,12 @@ BOUNDARY = 12
 NEAR = 0.01
 #: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
 NARROW = 0.3
+#: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
+#: and the first step past it (in sqrt-swivel units).
+FOLD = 0.05
+FOLD_START = 1e-4
+#: Folds this close to the start's swivel (radians) are searched past.
+FOLD_REACH = 0.5
 #: Joint-limit slack that counts as inside (rounding at a boundary).
 SLACK = 1e-9
 
@@ -120,7 +126,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         # limit): the exact intervals, whose ends include the nearest.
         q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
         if cost < INF:
-            return Nearest(q, phi, cost, True, c)
+            return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
         ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
                 for b, r in enumerate(ring)]  # fmt: skip
     best = None
@@ -141,7 +147,58 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     missed = c.reachable & (((cost == INF) | close[1]) & (ring[1][0][1] == INF) | close[0] & (cost == INF))
     if ops.any(missed):
         q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
+    if ops is SCALAR:
+        if ring[0][0][1] == INF and ring[1][0][1] == INF and c.reachable:
+            # The start's swivel is not allowed: the nearest may lie at the end
+            # of an interval narrower than the ring's spacing next to it.
+            q, phi, cost = _narrow_one(model, t, q0, c, (q, phi, cost))
+        q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
     return Nearest(q, phi, cost, cost < INF, c)
+
+
+def _folds(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, best: tuple) -> tuple:
+    """Try the continuations past the folds near the start's swivel and past the answer's own."""
+    from .intervals import fold_swivels
+
+    best = _past_fold(model, c, q0, best)
+    for phi in fold_swivels(model, c):
+        if abs(math.remainder(phi - phi0, 2.0 * math.pi)) < FOLD_REACH:
+            best = _past_fold(model, c, q0, best, phi)
+    return best
+
+
+def _past_fold(model: ArmModel, c: Circle, q0: Sequence[float], best: tuple, fold: float | None = None) -> tuple:
+    """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
+
+    The linear steps in phi crawl there (an unbounded derivative), so the
+    search continues in x with phi = phi_f +- x^2, in which the angles are
+    smooth, on both branches (they meet at the fold).
+    """
+    phi = best[1] if fold is None else fold
+    r0, _ = margin_at(model, c, phi, SCALAR, 0)
+    r1, _ = margin_at(model, c, phi, SCALAR, 1)
+    if abs(r0[3] - r1[3]) > FOLD:
+        return best
+    for sign in (1.0, -1.0):
+        for branch in (0, 1):
+            x, radius = FOLD_START, math.sqrt(2.0 * math.pi / RING)
+            qx, cx, _ = _cost(model, c, phi + sign * x * x, q0, SCALAR, branch)
+            if cx == INF:
+                continue
+            for _ in range(2 * STEPS):
+                xd = x + DERIV
+                qd, _ = at(model, c, phi + sign * xd * xd, SCALAR, branch)
+                nx = max(x + _minimax_step(model, qx, qd, q0, radius, SCALAR), 0.0)
+                qn, cn, _ = _cost(model, c, phi + sign * nx * nx, q0, SCALAR, branch)
+                if cn < cx:
+                    x, qx, cx = nx, qn, cn
+                else:
+                    radius *= 0.5
+                if radius < 1e-9:
+                    break
+            if cx < best[2]:
+                best = (qx, phi + sign * x * x, cx)
+    return best
 
 
 def _lowest(values: list, ops: Ops) -> Any:
