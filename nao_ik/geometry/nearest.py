@@ -39,7 +39,7 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
-from .swivel import Circle, at, circle, margin_at, swivel_angle
+from .swivel import Circle, at, circle, margin_at, swivel_angle, take
 
 #: Swivels tried around the circle (step 1).
 RING = 24
@@ -119,18 +119,20 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         h = ch.hand
         if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
             count = 1
-    # Both ElbowRoll branches (the second exists where the arm is nearly stretched).
-    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in (0, 1)]
-    if count == 1 and ring[0][0][1] == INF and ring[1][0][1] == INF:
+    # Both ElbowRoll branches where the second can be inside the limits.
+    branches = (0, 1) if ops.any(second_branch(model, c, ops)) else (0,)
+    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in branches]
+    blocked = _all([r[0][1] == INF for r in ring])  # the start's own swivel is not allowed
+    if count == 1 and blocked:
         # Near the start but its swivel is not allowed (the start sits on a
         # limit): the exact intervals, whose ends include the nearest.
         q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
         if cost < INF:
             return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
         ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
-                for b, r in enumerate(ring)]  # fmt: skip
+                for b, r in zip(branches, ring)]  # fmt: skip
     best = None
-    for q, phi, cost, branch in _seeds(ring[0], phi0, spacing, ops, 0) + _seeds(ring[1], phi0, spacing, ops, 1):
+    for q, phi, cost, branch in [s for b, r in zip(branches, ring) for s in _seeds(r, phi0, spacing, ops, b)]:
         run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops, branch)
         if best is None:
             best = run
@@ -143,16 +145,20 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     # interval narrower than the ring's spacing (near a limit, or the second
     # branch's thin region): where a ring point was close to allowed, start
     # from the exact intervals' ends and middles too.
-    close = [ops.minimum(_lowest([r[2] for r in ring[b]], ops), INF) < NARROW for b in (0, 1)]
-    missed = c.reachable & (((cost == INF) | close[1]) & (ring[1][0][1] == INF) | close[0] & (cost == INF))
+    close = [_lowest([x[2] for x in r], ops) < NARROW for r in ring]
+    missed = close[0] & (cost == INF)
+    if len(ring) > 1:
+        missed = missed | ((cost == INF) | close[1]) & (ring[1][0][1] == INF)
+    missed = c.reachable & missed
     if ops.any(missed):
         q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
     if ops is SCALAR:
-        if ring[0][0][1] == INF and ring[1][0][1] == INF and c.reachable:
+        if blocked and c.reachable:
             # The start's swivel is not allowed: the nearest may lie at the end
             # of an interval narrower than the ring's spacing next to it.
             q, phi, cost = _narrow_one(model, t, q0, c, (q, phi, cost))
-        q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
+        if len(branches) > 1:  # folds are where the two branches meet
+            q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
     return Nearest(q, phi, cost, cost < INF, c)
 
 
@@ -199,6 +205,25 @@ def _past_fold(model: ArmModel, c: Circle, q0: Sequence[float], best: tuple, fol
             if cx < best[2]:
                 best = (qx, phi + sign * x * x, cx)
     return best
+
+
+def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
+    """True where the second ElbowRoll root can lie inside the limits (and the two roots can meet).
+
+    The roots are -a - s and a - s (a in [0, pi], s the hand offset's angle in
+    the forearm, nonzero only with WristYaw turned); the second one's range
+    reaches the limits only when s exceeds ElbowRoll's margin from straight.
+    """
+    s = ops.atan2(c.f[1], c.f[0])
+    lo, hi = model.lower[3], model.upper[3]
+    return (hi >= -s - 1e-12) if lo + hi < 0.0 else (lo <= -s + 1e-12)
+
+
+def _all(flags: list) -> Any:
+    out = flags[0]
+    for f in flags[1:]:
+        out = out & f
+    return out
 
 
 def _lowest(values: list, ops: Ops) -> Any:
@@ -278,11 +303,19 @@ def _refine(
         step = phi + _minimax_step(model, q, qd, q0, radius, ops)
         q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
         outside = found & (cost_new == INF)
-        if ops.any(outside):
-            phi_b = _boundary(model, c, phi, step, ops, branch)
-            qb, cost_b, _ = _cost(model, c, phi_b, q0, ops, branch)
-            q_new = ops.where_list(outside, qb, q_new)
-            cost_new, step = ops.where(outside, cost_b, cost_new), ops.where(outside, phi_b, step)
+        if ops is SCALAR and outside:
+            step = _boundary(model, c, phi, step, ops, branch)
+            q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
+        elif ops is not SCALAR and outside.any():  # only the rows that left the allowed swivels
+            rows = np.flatnonzero(outside)
+            cr, q0r = take(c, rows), [np.broadcast_to(x, outside.shape)[rows] for x in q0]
+            phi_b = _boundary(model, cr, phi[rows], step[rows], ops, branch)
+            qb, cost_b, _ = _cost(model, cr, phi_b, q0r, ops, branch)
+            q_new = [np.array(np.broadcast_to(x, outside.shape)) for x in q_new]
+            cost_new, step = np.array(np.broadcast_to(cost_new, outside.shape)), np.array(step)
+            for j in range(5):
+                q_new[j][rows] = qb[j]
+            cost_new[rows], step[rows] = cost_b, phi_b
         better = found & (cost_new < cost)
         q = ops.where_list(better, q_new, q)
         cost, phi = ops.where(better, cost_new, cost), ops.where(better, step, phi)

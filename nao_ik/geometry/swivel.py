@@ -99,6 +99,17 @@ def circle(model: ArmModel, t: Sequence[Any], wrist: Any, ops: Ops = SCALAR) -> 
     return Circle(n, u, v, a, r, hand, f, wrist, reachable)
 
 
+def take(c: Circle, rows: np.ndarray) -> Circle:
+    """The circles of some targets (rows) of a batch."""
+
+    def pick(x: Any) -> Any:
+        if isinstance(x, list):
+            return [pick(y) for y in x]
+        return x[rows] if isinstance(x, np.ndarray) and x.ndim else x
+
+    return Circle(*(pick(x) for x in c))
+
+
 def elbow(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> list:
     """The elbow centre at swivel ``phi`` on circle ``c``."""
     s = model.shoulder
