@@ -179,6 +179,7 @@ def run(
     single: int = 10_000,
     seed: int = 0,
     out=sys.stdout,
+    paths: int = 0,
 ) -> list[BenchRow]:
     """Run the benchmark and print a markdown table as rows complete."""
     methods = list(methods or SOLVERS)
@@ -197,7 +198,28 @@ def run(
     print(file=out)
     each = ", ".join(f"{arm} {us:.1f} µs" for arm, us in fk.items())
     print(f"x FK: median solve / median forward-kinematics call of the arm ({each} in this run).", file=out)
+    if paths:
+        print_continuity(arms, methods, paths, out)
     return rows
+
+
+def print_continuity(arms: Sequence[str], methods: Sequence[str], paths: int, out=sys.stdout) -> None:
+    """The continuity table: answers along joint-space lines, each from the previous answer."""
+    from .continuity import POINTS, SLACK, joint_paths, measure
+
+    print(file=out)
+    print(f"Continuity: {paths} straight joint-space lines of {POINTS} points per arm, each point solved from the "
+          f"previous answer; a jump moves a joint more than the line's own step + {SLACK} rad; forced: no solution "
+          "was that close to the arm's posture.", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | method | steps | jumps | forced | avoidable | worst excess (rad) |", file=out)
+    print("|---|---|---|---|---|---|---|", file=out, flush=True)
+    for i, arm in enumerate(arms):
+        lines = joint_paths(arm, paths, seed=1 + i)
+        for m in methods:
+            c = measure(m, arm, lines)
+            print(f"| {arm} | {m} | {c.steps} | {100 * c.jumps / c.steps:.2f} % | {100 * c.forced / c.steps:.2f} % | "
+                  f"{100 * (c.jumps - c.forced) / c.steps:.2f} % | {c.worst:.3f} |", file=out, flush=True)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--methods", nargs="+", choices=api.METHODS, help="methods (default: all)")
     p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--paths", type=int, default=30, help="joint-space lines per arm for the continuity table (0: none)")
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
     import io
@@ -226,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def flush(self) -> None:
             sys.stdout.flush()
 
-    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee())
+    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee(), paths=a.paths)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write(
