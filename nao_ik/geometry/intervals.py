@@ -177,18 +177,16 @@ def all_intervals(model: ArmModel, target: Sequence[float], wrist: float) -> tup
     ends = np.array(cands + [cands[0] + 2.0 * math.pi])
     mids = 0.5 * (ends[:-1] + ends[1:])
     phis = np.concatenate([mids, np.array(cands)])
-    out = []
-    for b in (0, 1):
-        ok = _allowed(model, c, phis, b)
-        out.append(_assemble(cands, ok[:k], ok[k:]))
-    return tuple(out)
+    # Both branches in one evaluation: the arcs' middles and the candidates themselves.
+    ok = _allowed(model, c, np.concatenate([phis, phis]), np.repeat(np.array([0, 1]), 2 * k))
+    return tuple(_assemble(cands, ok[2 * k * b : 2 * k * b + k], ok[2 * k * b + k : 2 * k * (b + 1)]) for b in (0, 1))
 
 
 def _whole_or_none(model: ArmModel, c: Circle, branch: int) -> list:
     return [(-math.pi, math.pi)] if _allowed(model, c, np.zeros(1), branch)[0] else []
 
 
-def _allowed(model: ArmModel, c: Circle, phis: np.ndarray, branch: int) -> np.ndarray:
+def _allowed(model: ArmModel, c: Circle, phis: np.ndarray, branch: int | np.ndarray) -> np.ndarray:
     """(K,) True where the configuration at each swivel is inside the limits."""
     _, violation = at(model, c, phis, ARRAY, branch)
     return np.broadcast_to(violation, phis.shape) <= SLACK
