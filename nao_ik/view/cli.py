@@ -82,13 +82,15 @@ def main(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     if not 0 < a.rate <= 50:
         p.error(f"--rate must be in (0, 50] Hz, got {a.rate:g}")
+    from ..cli import quiet_qi
+
     if a.screenshot:
         from .shot import take_screenshot
 
+        quiet_qi()
         size = take_screenshot(a.screenshot)
         print(f"screenshot: {a.screenshot} ({size} bytes)")
         return 0
-    from ..cli import quiet_qi
     from ..server import stop_on_signals
 
     stop = stop_on_signals()

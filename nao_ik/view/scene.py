@@ -27,6 +27,8 @@ VIEW_JOINTS: tuple[str, ...] = HEAD_JOINTS + arm_model("LArm").names + arm_model
 TRAIL_POINTS = 300  # hand positions kept per arm
 TRAIL_STEP = 0.002  # m: a new trail point when the hand moved this far
 MOVED = 1e-5  # rad: a joint whose angle changed less is not sent again
+# Shadows cost much in software WebGL (headless browsers, machines without a GPU) and add little here.
+NO_SHADOW = {"cast_shadow": False, "receive_shadow": False}
 
 
 class Hands(NamedTuple):
@@ -65,11 +67,13 @@ def add_shape(scene, parent: str, shape: Shape) -> None:
     """
     name = f"{parent}/{shape.name}"
     if shape.kind == "box":
-        scene.add_box(name, color=shape.color, dimensions=shape.size, position=shape.position)
+        scene.add_box(name, color=shape.color, dimensions=shape.size, position=shape.position, **NO_SHADOW)
     elif shape.kind == "sphere":
-        scene.add_icosphere(name, radius=shape.size[0], color=shape.color, position=shape.position)
+        scene.add_icosphere(name, radius=shape.size[0], color=shape.color, position=shape.position, **NO_SHADOW)
     elif shape.kind == "cylinder":
-        scene.add_cylinder(name, radius=shape.size[0], height=shape.size[1], color=shape.color, position=shape.position)
+        scene.add_cylinder(
+            name, radius=shape.size[0], height=shape.size[1], color=shape.color, position=shape.position, **NO_SHADOW
+        )
     else:
         raise ValueError(f"unknown shape kind {shape.kind!r}")
 
@@ -80,7 +84,7 @@ def add_link(scene, name: str, vector: Sequence[float], radius: float, color: tu
     if length < 1e-6:
         return
     centre = tuple(float(c) / 2 for c in vector)
-    scene.add_cylinder(name, radius=radius, height=length, color=color, position=centre, wxyz=z_to(vector))
+    scene.add_cylinder(name, radius=radius, height=length, color=color, position=centre, wxyz=z_to(vector), **NO_SHADOW)
 
 
 class RobotScene:
@@ -94,6 +98,10 @@ class RobotScene:
         self.server = server
         scene = server.scene
         scene.set_up_direction("+z")
+        # Plain lights instead of the image-based environment: its first frame takes seconds in software WebGL.
+        scene.configure_environment_map(hdri=None)
+        scene.add_light_hemisphere("/light/sky", intensity=1.6)
+        scene.add_light_directional("/light/key", intensity=1.6, position=(1.0, 0.6, 1.5))
         scene.add_grid("/floor", width=1.0, height=1.0, cell_size=0.05, position=(0.0, 0.0, -0.333))
         for shape in shapes.BODY:
             add_shape(scene, "/body", shape)
@@ -128,11 +136,13 @@ class RobotScene:
             self._nodes[joint.name] = scene.add_frame(path, show_axes=False, position=joint.offset)
             self._axes[joint.name] = joint.axis
             if any(joint.offset) or i == 0:
-                scene.add_icosphere(f"{path}/ball", radius=shapes.ARM_JOINT_RADIUS, color=shapes.ARM_JOINT_COLOR)
+                scene.add_icosphere(
+                    f"{path}/ball", radius=shapes.ARM_JOINT_RADIUS, color=shapes.ARM_JOINT_COLOR, **NO_SHADOW
+                )
             nxt = joints[i + 1].offset if i + 1 < len(joints) else model.hand_offset
             add_link(scene, f"{path}/link", nxt, shapes.ARM_LINK_RADIUS, shapes.ARM_COLOR[arm])
         self.hand_nodes[arm] = scene.add_icosphere(
-            f"{path}/hand", radius=shapes.HAND_RADIUS, color=shapes.HAND_COLOR, position=model.hand_offset
+            f"{path}/hand", radius=shapes.HAND_RADIUS, color=shapes.HAND_COLOR, position=model.hand_offset, **NO_SHADOW
         )
 
     def show(self, angles: Mapping[str, float]) -> Hands:

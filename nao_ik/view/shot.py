@@ -20,7 +20,7 @@ SHOT_REACHES: tuple[tuple[str, tuple[float, float, float]], ...] = (
     ("LArm", (0.17, 0.10, 0.10)),
     ("LArm", (0.15, 0.12, 0.16)),
     ("RArm", (0.14, -0.14, 0.04)),
-    ("LArm", (0.17, 0.08, 0.12)),
+    ("LArm", (0.15, 0.17, 0.10)),
 )
 
 

@@ -4,8 +4,8 @@ A :class:`Viewer` runs a viser server (loopback unless told otherwise) and one
 thread. While a browser is connected (or a recording is being written) the
 thread reads the joint angles at ``rate`` Hz, turns the scene's joints that
 moved, extends the hands' trails, and updates the panel's text; with no
-browser and no recording it only checks every 0.1 s whether one connected,
-so the robot's process pays nothing for an unwatched view.
+browser and no recording it sleeps until one connects, so the robot's
+process pays nothing for an unwatched view.
 
 Reaches from the page (the gizmo released, or the Reach button) call
 ``NaoArmIK.reachTo`` (``reachToWithArm`` when an arm is chosen) over the qi
@@ -26,7 +26,7 @@ from . import page
 from .record import Recorder
 from .scene import VIEW_JOINTS, RobotScene
 
-IDLE = 0.1  # s between checks for a browser when nobody watches
+IDLE_CHECK = 5.0  # s: with nobody watching the loop sleeps until a browser connects (this is a safety net)
 PANEL_EVERY = 5  # frames between updates of the panel's text and the trails
 RETRY = 1.0  # s before reading again after the robot failed to answer
 LOOPBACK = "127.0.0.1"
@@ -82,8 +82,8 @@ class Viewer:
         self.source = source
         with _quiet():  # viser prints a banner; the commands print the address their own way
             self.server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
-        self.server.initial_camera.position = (0.80, 0.55, 0.22)
-        self.server.initial_camera.look_at = (0.02, 0.0, -0.04)
+        self.server.initial_camera.position = (0.62, 0.40, 0.20)
+        self.server.initial_camera.look_at = (0.03, 0.0, -0.03)
         self.scene = RobotScene(self.server)
         self.panel = page.build_panel(self.server, methods or self._methods(), controls=session is not None)
         self.gizmo = None
@@ -97,6 +97,8 @@ class Viewer:
         self._texts: dict[str, str] = {}
         self._reach_lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a browser connected, or stop: the idle loop's only alarm
+        self.server.on_client_connect(lambda _client: self._wake.set())
         self._start = time.monotonic()
         self._thread = threading.Thread(target=self._run, name="nao-ik-view", daemon=True)
         self._thread.start()
@@ -135,6 +137,7 @@ class Viewer:
         self.scene.show_target(self.last_target)
         if self.gizmo is not None:
             self.gizmo.position = self.last_target
+            self.panel.target.value = self.last_target
         self._set("answer", page.answer_markdown(answer))
         if self.recorder:
             self.recorder.event(time.monotonic() - self._start, self.last_target, answer)
@@ -142,7 +145,7 @@ class Viewer:
     def _wire_controls(self) -> None:
         p = self.panel
         self.gizmo = self.server.scene.add_transform_controls(
-            "/gizmo", scale=0.09, disable_rotations=True, depth_test=False, position=page.START_TARGET
+            "/gizmo", scale=0.06, disable_rotations=True, depth_test=False, position=page.START_TARGET
         )
 
         @self.gizmo.on_update
@@ -186,7 +189,8 @@ class Viewer:
         while not self._stop.is_set():
             watched = bool(self.server.get_clients())
             if not watched and self.recorder is None:
-                self._stop.wait(IDLE)
+                self._wake.wait(IDLE_CHECK)
+                self._wake.clear()
                 due = time.monotonic()
                 continue
             if not self._frame(watched):
@@ -245,6 +249,7 @@ class Viewer:
     def stop(self) -> None:
         """Stop the loop, the page and the recording."""
         self._stop.set()
+        self._wake.set()
         self._thread.join(timeout=5)
         with _quiet():
             self.server.stop()
