@@ -43,7 +43,7 @@ view-screenshot: $(STAMP)
 
 # The view's CPU cost to the simulated robot, with and without a browser (needs Chromium).
 view-cost: $(STAMP)
-	$(BIN)/nao-ik view-cost --seconds 30 --rounds 2
+	$(BIN)/nao-ik view-cost --seconds 30 --rounds 2 --out docs/view-cost.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests

@@ -214,3 +214,11 @@ def test_sim_view_record_and_replay_commands(tmp_path):
         for p in reversed(procs):
             p.terminate()
             p.wait(timeout=20)
+
+
+def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
+    from nao_ik import cli
+
+    assert cli.main(["demo", "--out", str(tmp_path), "--methods", "dls", "--view", "--view-port", "0"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^view: http://127\.0\.0\.1:\d+ ", out, re.M) and "| dls | in front, left |" in out

@@ -154,7 +154,10 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--seconds", type=float, default=30.0, help="measured window per run (default 30)")
     p.add_argument("--reach-every", type=float, default=1.0, help="seconds between reaches (default 1)")
     p.add_argument("--rounds", type=int, default=1, help="rounds of the three runs, taking turns (default 1)")
+    p.add_argument("--out", metavar="FILE", help="also write the table, with how it was made, to FILE (markdown)")
     a = p.parse_args(argv)
+    if a.seconds <= 0 or a.reach_every <= 0 or a.rounds < 1:
+        p.error("--seconds and --reach-every must be > 0, --rounds >= 1")
     from ..cli import quiet_qi
 
     quiet_qi()
@@ -164,6 +167,28 @@ def main(argv: Sequence[str]) -> int:
             run = measure(scenario, a.seconds, a.reach_every)
             print(f"round {r + 1}: {scenario}: sim CPU {run.sim_cpu:.2f} s over {run.seconds:.1f} s", flush=True)
             runs.append(run)
+    table = format_table(runs)
     print()
-    print(format_table(runs))
+    print(table)
+    if a.out:
+        with open(a.out, "w", encoding="utf-8") as fh:
+            fh.write(report(table, a.seconds, a.reach_every, a.rounds))
+        print(f"written: {a.out}")
     return 0
+
+
+def report(table: str, seconds: float, reach_every: float, rounds: int) -> str:
+    """The markdown page: what was measured and how, then the table."""
+    import platform
+
+    return (
+        "# What the live view costs the simulated robot\n\n"
+        f"`nao-ik view-cost --seconds {seconds:g} --reach-every {reach_every:g} --rounds {rounds}` "
+        f"(`make view-cost`) on {platform.machine()} with {os.cpu_count()} cores, shared with other work.\n\n"
+        "Each run starts `nao-ik sim` as its own process; this process registers NaoArmIK on it and reaches "
+        f"two targets per arm in turn (`dls`, one reach every {reach_every:g} s, speed 0.2), so the arms move "
+        "most of the time. *sim CPU* is the sim process's user + system time over the window "
+        "(`/proc/PID/stat`), which holds the stub ALMotion and, with `--view`, the view; *added* is its "
+        "share of one core minus the mean share without the view. The browser is headless Chromium with "
+        "software WebGL; its CPU is its own processes'.\n\n" + table + "\n"
+    )
