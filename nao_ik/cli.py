@@ -76,6 +76,8 @@ def sim_main(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     if a.record and not a.view:
         p.error("--record needs --view")
+    if not 0 < a.view_rate <= 50:
+        p.error(f"--view-rate must be in (0, 50] Hz, got {a.view_rate:g}")
     quiet_qi()
 
     def ready(url: str) -> None:

@@ -7,6 +7,7 @@ import json
 import re
 import struct
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -222,3 +223,12 @@ def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
     assert cli.main(["demo", "--out", str(tmp_path), "--methods", "dls", "--view", "--view-port", "0"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^view: http://127\.0\.0\.1:\d+ ", out, re.M) and "| dls | in front, left |" in out
+
+
+def test_the_view_stays_off_the_core_path():
+    code = (
+        "import sys, nao_ik, nao_ik.cli, nao_ik.demo, nao_ik.server, nao_ik.service, sim_stub.robot; "
+        "print(sorted(m for m in sys.modules if m.startswith(('viser', 'nao_ik.view'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
