@@ -260,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = sim_main
     elif command in ("view", "view-cost"):
         view = _import_view(argparse.ArgumentParser(prog=f"nao-ik {command}"), "cli" if command == "view" else "cost")
+        quiet_qi()
         run = view.main
     elif command == "serve":
         run = serve_main

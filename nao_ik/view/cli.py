@@ -3,7 +3,8 @@
 ``nao-ik view --qi-url URL`` attaches the page to any robot (ALMotion's
 ``getAngles`` read at ``--rate`` Hz, reaches through the robot's NaoArmIK);
 ``--replay FILE`` plays a recording; ``--screenshot FILE`` makes the
-README's picture. Imported only when one of these is asked for.
+README's picture. Imported only when one of these is asked for (``nao_ik.cli``
+quiets libqi's logging before it hands over).
 """
 
 from __future__ import annotations
@@ -82,12 +83,9 @@ def main(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     if not 0 < a.rate <= 50:
         p.error(f"--rate must be in (0, 50] Hz, got {a.rate:g}")
-    from ..cli import quiet_qi
-
     if a.screenshot:
         from .shot import take_screenshot
 
-        quiet_qi()
         size = take_screenshot(a.screenshot)
         print(f"screenshot: {a.screenshot} ({size} bytes)")
         return 0
@@ -108,7 +106,6 @@ def main(argv: Sequence[str]) -> int:
             announce(viewer)
             _wait(stop)
         return 0
-    quiet_qi()
     import qi
 
     session = qi.Session()
@@ -116,10 +113,10 @@ def main(argv: Sequence[str]) -> int:
         session.connect(a.qi_url)
         motion = session.service("ALMotion")
     except RuntimeError as e:
-        from ..cli import fail
-
         session.close()
-        return fail("view", e)
+        text = str(e).strip()
+        print(f"nao-ik view: {text.splitlines()[0] if text else type(e).__name__}", file=sys.stderr)
+        return 1
     try:
         with Viewer(motion, session, view_options(a), source=a.qi_url) as viewer:
             announce(viewer)

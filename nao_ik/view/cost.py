@@ -158,9 +158,6 @@ def main(argv: Sequence[str]) -> int:
     a = p.parse_args(argv)
     if a.seconds <= 0 or a.reach_every <= 0 or a.rounds < 1:
         p.error("--seconds and --reach-every must be > 0, --rounds >= 1")
-    from ..cli import quiet_qi
-
-    quiet_qi()
     runs = []
     for r in range(a.rounds):
         for scenario in SCENARIOS:
