@@ -43,7 +43,7 @@ def _settings(model: ArmModel, method: Any, tolerance: Any, max_iterations: Any)
 def solve(
     target: Sequence[float],
     arm: ArmLike = "LArm",
-    method: str = "fabrik",
+    method: str = "analytic",
     initial: Sequence[float] | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,
@@ -55,8 +55,11 @@ def solve(
         arm: ``"LArm"``, ``"RArm"``, or an :class:`ArmModel` (runtime limits).
         method: one of :data:`METHODS`.
         initial: the five start angles (the robot's current ones, for smooth
-            motion); clamped into the limits. Default: the model's neutral
-            posture. WristYaw keeps its start value.
+            motion); clamped into the limits. Given, every method answers on
+            its side: no joint moves more than 0.05 rad beyond what the nearest
+            exact solution needs (see :mod:`nao_ik.solvers.driver`). Default:
+            the model's neutral posture, without that rule. WristYaw keeps its
+            start value.
         tolerance: success distance, metres (default 0.1 mm).
         max_iterations: cap per start; default per method.
 
@@ -72,7 +75,7 @@ def solve(
     t = validate.target(target)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
     q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
-    run = run_single(spec, model, t, q0, tol, cap)
+    run = run_single(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = model.clamp(run.q)
     if list(angles) == list(run.q):
         error = float(run.error)
@@ -85,7 +88,7 @@ def solve(
 def solve_batch(
     targets: Any,
     arm: ArmLike = "LArm",
-    method: str = "dls",
+    method: str = "analytic",
     initial: Any = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,
@@ -129,7 +132,7 @@ def solve_batch(
         return BatchSolution(
             np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none
         )
-    run = run_batch(spec, model, t, q0, tol, cap)
+    run = run_batch(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = np.clip(run.q, model.lower, model.upper)
     if np.array_equal(angles, run.q):
         error = np.asarray(run.error, dtype=float)

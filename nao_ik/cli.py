@@ -158,7 +158,7 @@ def reach_main(argv: Sequence[str]) -> int:
     p.add_argument("x", type=float)
     p.add_argument("y", type=float)
     p.add_argument("z", type=float)
-    p.add_argument("--method", default="dls", help="IK method (default dls)")
+    p.add_argument("--method", default="analytic", help="IK method (default analytic)")
     p.add_argument("--arm", default="auto", choices=["auto", "LArm", "RArm"], help="default: by the side of y")
     p.add_argument("--compute-only", action="store_true", help="compute the angles without moving the robot")
     p.add_argument("--wake-up", action="store_true", help="call ALMotion.wakeUp() first (motors on)")

@@ -7,7 +7,7 @@ Register it on a session connected to a robot (or to ``nao-ik sim``)::
 and call it from anywhere on that robot's service directory::
 
     ik = session.service("NaoArmIK")
-    ik.reachTo(0.15, 0.10, 0.05, "dls")
+    ik.reachTo(0.15, 0.10, 0.05, "analytic")
 
 Guarantees: every argument is checked before anything else happens; the
 angles sent to ``ALMotion.setAngles`` are finite and inside the limits that the
@@ -41,7 +41,7 @@ from .track import track_path, validate_points
 _private = qi.nobind  # helpers are not published over qi
 
 LOG_CATEGORY = "nao_ik.NaoArmIK"
-DEFAULT_METHOD = "dls"
+DEFAULT_METHOD = "analytic"
 DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
 
@@ -156,6 +156,9 @@ class NaoArmIK:
             raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
         safe = list(model.clamp(angles))
         clamped = [n for n, a, s in zip(names, angles, safe) if a != s]
+        change = max(abs(a - b) for a, b in zip(safe, start))
+        # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
+        seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(safe, start, model.joints)) / self._speed
         if move:
             self._motion_call(motion, "setAngles", names, safe, self._speed)
         result = {
@@ -170,6 +173,8 @@ class NaoArmIK:
             "solveTimeMs": float(solve_ms),
             "clamped": clamped,
             "moved": bool(move),
+            "jointChange": float(change),
+            "moveSeconds": float(seconds),
         }
         self._log.info(
             f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "

@@ -105,6 +105,9 @@ class SolverSpec(NamedTuple):
         restarts: whether a failed first attempt is retried from other seeds.
         seeds: the method's own restart postures, tried before the common
             ones: (model, targets (N, 3), WristYaw (N,)) -> (N, K, 5).
+        own_answer: the method keeps its own answer even where it jumps away
+            from the start posture (the papers' approximations, reproduced
+            as published); every other method answers on the start's side.
     """
 
     name: str
@@ -114,3 +117,4 @@ class SolverSpec(NamedTuple):
     start: Start | None = None
     restarts: bool = True
     seeds: Callable[[ArmModel, np.ndarray, np.ndarray], np.ndarray] | None = None
+    own_answer: bool = False
