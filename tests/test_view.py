@@ -23,7 +23,7 @@ from nao_ik.view.browser import Browser, find_chromium  # noqa: E402
 from nao_ik.view.record import Recorder, read_recording  # noqa: E402
 from nao_ik.view.scene import VIEW_JOINTS  # noqa: E402
 from nao_ik.view.sources import ReplayMotion  # noqa: E402
-from nao_ik.view.viewer import Viewer, ViewOptions  # noqa: E402
+from nao_ik.view.viewer import Viewer, ViewOptions, screen_point  # noqa: E402
 
 from .test_cli import ENV, PY, free_port, wait_for_line  # noqa: E402
 
@@ -139,7 +139,7 @@ def _wait_hand(b: Browser, arm: str, target, timeout: float = 10.0) -> dict:
         time.sleep(0.1)
 
 
-def test_the_page_in_a_real_browser_follows_a_reach_over_qi(awake, browser, tmp_path):
+def test_the_page_in_a_real_browser_follows_reaches_over_qi(awake, browser, tmp_path):
     stack = awake
     stack.ik.setSpeed(1.0)
     record = tmp_path / "session.jsonl"
@@ -161,7 +161,20 @@ def test_the_page_in_a_real_browser_follows_a_reach_over_qi(awake, browser, tmp_
         assert "answer (LArm" in text and len(stack.moves()) == moves + 1
         _wait_hand(browser, "LArm", np.array(page.START_TARGET))
         assert "hand to target: 0.0 mm" in browser.wait_for_text("hand to target: 0.0 mm")
+        # Drag the gizmo's z arrow (drawn from the target up) 40 pixels up with the mouse: on release the page
+        # reaches the gizmo's new position.
         browser.close_notices()
+        time.sleep(0.5)
+        grip = screen_point(np.add(page.START_TARGET, (0.0, 0.0, 0.045)), 1000, 700)
+        browser.drag(grip, (grip[0], grip[1] - 40))
+        end = time.monotonic() + 10
+        while len(stack.moves()) < moves + 2 and time.monotonic() < end:
+            time.sleep(0.05)
+        dragged = np.asarray(viewer.gizmo.position, dtype=float)
+        assert len(stack.moves()) == moves + 2, "releasing the gizmo made no reach"
+        assert dragged[2] > page.START_TARGET[2] + 0.01 and np.allclose(dragged[:2], page.START_TARGET[:2], atol=1e-3)
+        np.testing.assert_allclose(viewer.last_target, dragged)
+        _wait_hand(browser, "LArm", dragged)
         shot = tmp_path / "view.png"
         size = browser.screenshot(str(shot))
         assert _png_size(shot) == (1000, 700) and size == shot.stat().st_size > 40_000
@@ -169,8 +182,8 @@ def test_the_page_in_a_real_browser_follows_a_reach_over_qi(awake, browser, tmp_
         viewer.stop()
     rec = read_recording(str(record))
     left = [rec.names.index(n) for n in arm_model("LArm").names]
-    np.testing.assert_allclose(forward(arm_model("LArm"), rec.angles[-1, left]), page.START_TARGET, atol=1e-3)
-    assert [e["target"] for e in rec.events] == [list(page.START_TARGET)]
+    np.testing.assert_allclose(forward(arm_model("LArm"), rec.angles[-1, left]), dragged, atol=1e-3)
+    np.testing.assert_allclose([e["target"] for e in rec.events], [page.START_TARGET, dragged])
 
 
 def _http(url: str) -> str:

@@ -167,6 +167,18 @@ class Browser:
         if not found:
             raise BrowserError(f"no button {label!r} on the page")
 
+    def drag(self, start: tuple[float, float], end: tuple[float, float], steps: int = 10) -> None:
+        """Press the left button at ``start`` (pixels), move to ``end`` in ``steps``, release."""
+        (x0, y0), (x1, y1) = start, end
+        mouse = "Input.dispatchMouseEvent"
+        self.call(mouse, type="mouseMoved", x=x0, y=y0)
+        self.call(mouse, type="mousePressed", x=x0, y=y0, button="left", buttons=1, clickCount=1)
+        for k in range(1, steps + 1):
+            x, y = x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps
+            self.call(mouse, type="mouseMoved", x=x, y=y, button="left", buttons=1)
+            time.sleep(0.03)
+        self.call(mouse, type="mouseReleased", x=x1, y=y1, button="left", buttons=0, clickCount=1)
+
     def close_notices(self) -> None:
         """Close the viewer's notices (they would cover part of a screenshot)."""
         self.evaluate(CLOSE_NOTICES)

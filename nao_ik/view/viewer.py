@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import threading
 import time
 from typing import Any, NamedTuple, Sequence
@@ -30,6 +31,36 @@ IDLE_CHECK = 5.0  # s: with nobody watching the loop sleeps until a browser conn
 PANEL_EVERY = 5  # frames between updates of the panel's text and the trails
 RETRY = 1.0  # s before reading again after the robot failed to answer
 LOOPBACK = "127.0.0.1"
+
+
+class Camera(NamedTuple):
+    """Where the page's camera starts (FRAME_TORSO; the up direction is +z)."""
+
+    position: tuple[float, float, float]
+    look_at: tuple[float, float, float]
+    fov: float  # vertical field of view, degrees
+
+
+#: In front of the robot and to its left, looking at the chest.
+CAMERA = Camera((0.62, 0.40, 0.20), (0.03, 0.0, -0.03), 75.0)
+
+
+def screen_point(point: Sequence[float], width: int, height: int, camera: Camera = CAMERA) -> tuple[float, float]:
+    """Where ``point`` (FRAME_TORSO, m) appears on a ``width`` x ``height`` page seen from ``camera`` (pixels).
+
+    The pinhole projection of the browser's camera (three.js, +z up), for
+    driving the page with a mouse: a test drags the target gizmo with it.
+    """
+    eye = np.asarray(camera.position, dtype=float)
+    forward = np.asarray(camera.look_at, dtype=float) - eye
+    forward /= np.linalg.norm(forward)
+    right = np.cross(forward, (0.0, 0.0, 1.0))
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    d = np.asarray(point, dtype=float) - eye
+    depth = float(d @ forward)
+    scale = height / 2 / math.tan(math.radians(camera.fov) / 2) / depth
+    return (width / 2 + float(d @ right) * scale, height / 2 - float(d @ up) * scale)
 
 
 class ViewOptions(NamedTuple):
@@ -82,8 +113,9 @@ class Viewer:
         self.source = source
         with _quiet():  # viser prints a banner; the commands print the address their own way
             self.server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
-        self.server.initial_camera.position = (0.62, 0.40, 0.20)
-        self.server.initial_camera.look_at = (0.03, 0.0, -0.03)
+        self.server.initial_camera.position = CAMERA.position
+        self.server.initial_camera.look_at = CAMERA.look_at
+        self.server.initial_camera.fov = math.radians(CAMERA.fov)
         self.scene = RobotScene(self.server)
         self.panel = page.build_panel(self.server, methods or self._methods(), controls=session is not None)
         self.gizmo = None
@@ -218,7 +250,8 @@ class Viewer:
                 self.scene.draw_trails()
                 self._set("hands", page.hands_markdown(hands._asdict(), self.last_target, self.last_arm))
                 clients = len(self.server.get_clients())
-                self._set("status", f"**{self.source}** · {self.options.rate:g} Hz · {clients} browser(s)")
+                source = f"**{self.source}** · " if self.source else ""
+                self._set("status", f"{source}{self.options.rate:g} Hz · {clients} browser(s)")
                 target = getattr(self.motion, "target_at", None)
                 if target is not None:
                     self._show_replayed_target(target(now))
