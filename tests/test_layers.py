@@ -15,7 +15,7 @@ LAYERS = [
     ("api", "all_solutions", "continuity"),
     ("track", "bench", "report"),
     ("service",),
-    ("server", "loadtest", "demo"),
+    ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
