@@ -58,6 +58,20 @@ def test_closed_form_intervals_equal_the_grid_oracle(arm):
     assert all(kinds.values()), kinds  # every kind of case was met
 
 
+def test_interval_assembly_from_arcs_and_points():
+    """Runs of allowed arcs become intervals (split at +-pi); an allowed candidate between excluded arcs is a point."""
+    from nao_ik.geometry.intervals import _assemble
+
+    cands = [-3.0, -1.0, 0.5, 2.0, 3.0]
+    # arc i runs from cands[i] to cands[i + 1]; the last wraps from 3.0 through pi to -3.0
+    arcs = np.array([False, False, True, False, True])
+    points = np.array([False, False, False, False, False])
+    assert _assemble(cands, arcs, points) == [(-math.pi, -3.0), (0.5, 2.0), (3.0, math.pi)]
+    points[1] = True  # -1.0: allowed, both neighbouring arcs excluded
+    assert (-1.0, -1.0) in _assemble(cands, arcs, points)
+    assert _assemble(cands, np.ones(5, bool), points) == [(-math.pi, math.pi)]
+
+
 def test_a_single_point_interval():
     """A target where a limit is tangent to the circle leaves one allowed swivel."""
     model = arm_model("LArm")
