@@ -54,6 +54,8 @@ BOUNDARY = 12
 NEAR = 0.01
 #: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
 NARROW = 0.3
+#: Boundaries nearest the start's swivel tried when the start's own swivel is not allowed.
+BOUNDARIES = 4
 #: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
 #: and the first step past it (in sqrt-swivel units).
 FOLD = 0.05
@@ -126,7 +128,9 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     if count == 1 and blocked:
         # Near the start but its swivel is not allowed (the start sits on a
         # limit): the exact intervals, whose ends include the nearest.
-        q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
+        q, phi, cost = _nearest_boundary(model, c, q0, phi0, branches)
+        if cost == INF:
+            q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
         if cost < INF:
             return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
         ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
@@ -160,6 +164,20 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         if len(branches) > 1:  # folds are where the two branches meet
             q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
     return Nearest(q, phi, cost, cost < INF, c)
+
+
+def _nearest_boundary(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple) -> tuple:
+    """From the allowed-set boundaries nearest the start's swivel (closed form), refined (scalar)."""
+    from .intervals import boundary_swivels
+
+    cands = sorted(boundary_swivels(model, c), key=lambda p: abs(math.remainder(p - phi0, 2.0 * math.pi)))
+    best = ([0.0] * 5, phi0, INF)
+    for phi in cands[:BOUNDARIES]:
+        for b in branches:
+            q, cost, _ = _cost(model, c, phi, q0, SCALAR, b)
+            if cost < best[2]:
+                best = _refine(model, c, q0, q, phi, cost, 0.5 * math.pi / RING, SCALAR, b)
+    return best
 
 
 def _folds(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, best: tuple) -> tuple:
