@@ -82,7 +82,11 @@ def solve(
     else:  # defensive: a solver's angles are already within the limits
         error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
     clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
-    return Solution(angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped)
+    shortfall = None if run.shortfall is None else float(run.shortfall)
+    return Solution(
+        angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped, shortfall,
+        bool(run.refined),
+    )  # fmt: skip
 
 
 def solve_batch(
@@ -139,7 +143,10 @@ def solve_batch(
     else:  # defensive: a solver's angles are already within the limits
         error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
     clamped = run.clamped if run.clamped is not None else np.zeros((n, 5), dtype=bool)
-    return BatchSolution(angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped)
+    return BatchSolution(
+        angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped, run.shortfall,
+        run.refined,
+    )  # fmt: skip
 
 
 def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..geometry.closest import closest
 from ..geometry.nearest import nearest
 from ..geometry.swivel import swivel_seeds
 from ..kinematics import forward, forward_batch
@@ -32,6 +33,9 @@ from .network import hold_loop
 #: swivel configurations nearest to the limits, then joint-space seeds.
 SWIVEL_RESTARTS = 4
 JOINT_RESTARTS = 16
+
+#: An answer farther than the closest attainable pose by more than this (metres) is replaced by it.
+REFINE = 1e-8
 
 #: Radians a joint may move beyond what the nearest exact solution needs (0.04: the nearest in move
 #: time may move a joint up to 15 % more than the smallest raw change, as the velocities differ).
@@ -122,6 +126,27 @@ def run_single(
     max_iter: int,
     continuous: bool = True,
 ) -> Run:
+    """One target: :func:`_single`, then the closest attainable pose where the answer stopped short of it."""
+    run = _single(spec, model, target, q0, tol, max_iter, continuous)
+    if spec.own_answer:
+        return run._replace(shortfall=None)
+    if run.error <= tol:
+        return run._replace(shortfall=0.0)
+    best = closest(model, target, q0)
+    if run.error > best.distance + REFINE:
+        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True)
+    return run._replace(shortfall=max(float(run.error) - best.distance, 0.0))
+
+
+def _single(
+    spec: SolverSpec,
+    model: ArmModel,
+    target: Sequence[float],
+    q0: Sequence[float],
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
     """One target: the caller's start, then the nearest exact solution and the restart seeds until one reaches.
 
     Returns:
@@ -196,6 +221,31 @@ BLOCK = 16384
 
 
 def run_batch(
+    spec: SolverSpec,
+    model: ArmModel,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
+    """Many targets: :func:`_batch`, then the closest attainable pose where an answer stopped short of it."""
+    run = _batch(spec, model, targets, q0, tol, max_iter, continuous)
+    n = targets.shape[0]
+    if spec.own_answer:
+        return run._replace(shortfall=np.full(n, np.nan), refined=np.zeros(n, dtype=bool))
+    q, err = np.array(run.q, dtype=float), np.array(run.error, dtype=float)
+    shortfall, refined = np.zeros(n), np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(err > tol):  # unreachable targets: one exact (or many-start) search each
+        best = closest(model, targets[i], q0[i])
+        if err[i] > best.distance + REFINE:
+            q[i], err[i], refined[i] = best.angles, best.distance, True
+        else:
+            shortfall[i] = max(err[i] - best.distance, 0.0)
+    return Run(q, err, run.iterations, run.clamped, shortfall, refined)
+
+
+def _batch(
     spec: SolverSpec,
     model: ArmModel,
     targets: np.ndarray,
