@@ -4,27 +4,16 @@ import numpy as np
 import pytest
 
 import nao_ik
+from nao_ik.bench import unreachable_targets
 from nao_ik.geometry.closest import closest
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
-from nao_ik.solvers.driver import reach_range
 
 
 def _unreachable(arm: str, per_kind: int, seed: int) -> dict:
-    """Targets beyond full stretch, inside the inner limit, and behind the back."""
-    model = arm_model(arm)
-    s, rng = np.array(model.shoulder), np.random.default_rng(seed)
-    near, far = reach_range(model)
-    side = 1.0 if arm == "LArm" else -1.0
-    out = {"beyond": [], "inside": [], "behind": []}
-    for _ in range(per_kind):
-        d = rng.normal(size=3)
-        d /= np.linalg.norm(d)
-        out["beyond"].append(s + d * rng.uniform(far + 0.01, far + 0.2))
-        out["inside"].append(s + d * rng.uniform(0.0, 0.9 * near))
-        b = np.array([-abs(rng.normal()) - 0.5, side * rng.normal() * 0.3, rng.normal() * 0.3])
-        out["behind"].append(s + b / np.linalg.norm(b) * rng.uniform(0.05, 0.2))
-    return out
+    """The benchmark's unreachable targets by kind: beyond full stretch, inside the inner limit, behind the back."""
+    t = unreachable_targets(arm, per_kind, seed)
+    return {"beyond": t[0::3], "inside": t[1::3], "behind": t[2::3]}
 
 
 def _oracle(model, step_counts=(61, 41, 61, 41)) -> np.ndarray:
