@@ -24,7 +24,11 @@ from .solvers.fabrik import plain_fabrik_loop
 METHODS = ["fabrik", "jacobian-pinv", "jacobian-transpose", "dls", "sdls"]
 
 #: Table 1 of Poddighe (2013): method -> (ms per solve, mean iterations, std of iterations).
-PAPER = {"fabrik": (0.78, 7.26, 7.38), "jacobian-pinv": (2.21, 9.99, 10.02), "jacobian-transpose": (27.65, 141.8, 176.4)}
+PAPER = {
+    "fabrik": (0.78, 7.26, 7.38),
+    "jacobian-pinv": (2.21, 9.99, 10.02),
+    "jacobian-transpose": (27.65, 141.8, 176.4),
+}
 
 
 def alone_spec(method: str) -> SolverSpec:
@@ -90,8 +94,11 @@ def table1(measured: dict[tuple[str, str], Measured], tol_mm: float) -> str:
     ]
     for (m, variant), r in measured.items():
         paper = PAPER.get(m) if variant == "alone" else None
-        label = "**alone**" if variant == "alone" else "nao-ik production (restarts" + (
-            ", Aitken)" if m == "fabrik" else ")")
+        label = (
+            "**alone**"
+            if variant == "alone"
+            else "nao-ik production (restarts" + (", Aitken)" if m == "fabrik" else ")")
+        )
         its, ok = r.iterations, r.reached
         solved = f"{its[ok].mean():.2f} ± {its[ok].std():.2f}" if ok.any() else "n/a"
         lines.append(
@@ -185,5 +192,5 @@ def claims(rows: list[Comparison]) -> str:
         parts.append(f"on {name}, FABRIK alone {' and '.join(bits)}")
     every = all(r.fabrik_better for r in rows if r.other in PAPER)
     verdict = "holds" if every else "does not hold on every criterion"
-    return (f"The paper's claim that FABRIK beats the Jacobian transpose and pseudoinverse on every criterion {verdict} "
-            f"on NAO's arm (alone against alone, p < 0.05): " + "; ".join(parts) + ".")  # fmt: skip
+    return (f"The paper's claim that FABRIK beats the Jacobian transpose and pseudoinverse on every criterion "
+            f"{verdict} on NAO's arm (alone against alone, p < 0.05): " + "; ".join(parts) + ".")  # fmt: skip

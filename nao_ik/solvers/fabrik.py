@@ -188,9 +188,7 @@ def recover_angles_checked(
     return [q1, q2, q3, q4, q5], excess
 
 
-def plain_fabrik_loop(
-    model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops
-) -> Run:
+def plain_fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
     """FABRIK alone: :func:`fabrik_loop` without the Aitken extrapolation of the elbow."""
     return fabrik_loop(model, t, q0, tol, max_iter, ops, extrapolate=False)
 
