@@ -40,7 +40,10 @@ def measure(targets: np.ndarray, repeats: int, arm: str = "LArm") -> dict[tuple[
     listed = targets.tolist()
     for tol_mm in TOLERANCES_MM:
         tol = tol_mm * 1e-3
-        calls = {k: (lambda t, s=s: run_single(s, model, t, neutral, tol, s.max_iterations)) for k, s in specs.items()}
+        calls = {
+            k: (lambda t, s=s, tol=tol: run_single(s, model, t, neutral, tol, s.max_iterations))
+            for k, s in specs.items()
+        }
         times = interleaved_times(calls, listed * repeats, rounds=5 * repeats)
         for k, s in specs.items():
             run = run_batch(s, model, targets, q0.copy(), tol, s.max_iterations)
@@ -118,8 +121,9 @@ def explain(data: dict[tuple[str, str], dict[float, Point]]) -> str:
         f"(a constant factor per pass), so every decade of tolerance costs about the same number of passes, and "
         f"near full stretch the factor is close to 1. The pseudoinverse converges quadratically near the solution, "
         f"so its time grows less ({pa[10].median_ms:.3f} -> {pa[1e-6].median_ms:.3f} ms); the transpose takes "
-        f"{ta[10].median_ms:.3f} -> {ta[1e-6].median_ms:.3f} ms (the steepest growth alone: {steepest}). At tolerance 0 every "
-        f"method alone stops by its stall rule (no progress of 1e-8 m in 5 iterations), at a median error of "
+        f"{ta[10].median_ms:.3f} -> {ta[1e-6].median_ms:.3f} ms (the steepest growth alone: {steepest}). "
+        f"At tolerance 0 every method alone stops by its stall rule (no progress of 1e-8 m in 5 iterations), "
+        f"at a median error of "
         f"{fa[0].median_error_m:.0e} m for FABRIK, {pa[0].median_error_m:.0e} m for the pseudoinverse and "
         f"{ta[0].median_error_m:.0e} m for the transpose: none reaches exactly 0 (the highest floor alone: {highest}; "
         f"a linearly converging method meets the stall rule first). In production, tolerance 0 is reached to "

@@ -133,8 +133,8 @@ def text(t: LookupTimes) -> str:
             "posture (at most 8), C on a 3.0 GHz Pentium 4 |",
             "",
             f"{100 * t.found:.1f} % of the {t.queries:,} queries (random in-limit postures) have a model for their "
-            "cell and branch. The lookup alone is what the paper times; the rest of `cells`' time is the scan over swivel "
-            "sectors and the forward kinematics that picks the best answer, which a caller who knows the swivel "
+            "cell and branch. The lookup alone is what the paper times; the rest of `cells`' time is the scan over "
+            "swivel sectors and the forward kinematics that picks the best answer, which a caller who knows the swivel "
             "it wants does not need. The one-query figure is interpreter-bound (the shipped quadratic model is "
             "60 multiply-adds per branch, each a Python operation); the numpy batch is the closer comparison with "
             "the paper's compiled C. Both are far from `cells`' method time, and from the 220-520 µs the previous "

@@ -130,8 +130,8 @@ def scale_table(s: Scale) -> str:
         f"{NAO_STEP * 1e3:.0f} mm = {100 * NAO_STEP / r:.0f} % |",
         f"| give-up distance of the tracking | | 5 cm = {100 * GIVE_UP / PA10_REACH:.0f} % | scaled like the step: "
         f"{SCALED_GIVE_UP * 1e3:.1f} mm = {100 * SCALED_GIVE_UP / r:.1f} % (5 cm would be {100 * GIVE_UP / r:.0f} %) |",
-        f"| paths tracked | | more than 98 % (10^6 trials) | {100 * trk.scaled_rule:.1f} % at {SCALED_GIVE_UP * 1e3:.1f} mm "
-        f"({100 * trk.paper_rule:.1f} % at 5 cm), {trk.paths} paths |",
+        f"| paths tracked | | more than 98 % (10^6 trials) | {100 * trk.scaled_rule:.1f} % at "
+        f"{SCALED_GIVE_UP * 1e3:.1f} mm ({100 * trk.paper_rule:.1f} % at 5 cm), {trk.paths} paths |",
         f"| paths tracked by a single network | | under 95 % (Jordan's forward-and-inverse modelling) | "
         f"{100 * single.scaled_rule:.1f} % at {SCALED_GIVE_UP * 1e3:.1f} mm with `nn-paper` (a 3-40-4 network "
         "trained on configurations, not Jordan's method) |",
@@ -164,7 +164,8 @@ def curve_table(curve: Sequence[Curve], reach: float) -> str:
     ]
     for c in curve:
         lines.append(f"| {c.trials:,} | {c.experts} | {c.rms_mm:.1f} | {100 * c.rms_mm * 1e-3 / reach:.1f} % | "
-                     f"{100 * c.first_selection:.1f} % | {100 * c.tracking:.1f} % | {100 * c.tracking_1cm:.1f} % |")  # fmt: skip
+                     f"{100 * c.first_selection:.1f} % | {100 * c.tracking:.1f} % | "
+                     f"{100 * c.tracking_1cm:.1f} % |")  # fmt: skip
     return "\n".join(lines)
 
 
