@@ -50,7 +50,7 @@ def test_quick_report_writes_its_sections_and_figures(quick):
     ]
     for heading in headings:
         assert heading in text, heading
-    for png in ("figure3.png", "workspace.png"):
+    for png in ("figure3.png", "workspace.png", "planar.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert "machine:" in text and "cores" in text
@@ -124,6 +124,8 @@ def test_other_sections_have_their_figures(quick):
     assert "| eq. 16 as printed gives the wrong elbow point | 100.0 % of configurations |" in sec
     ot = _section(text, "## Oyama & Tachi", "## Kim & Tarokh")
     assert "% of reach" in ot and "12.5 mm" in ot and "| untrained (0 trials) |" in ot
+    planar = _rows(ot.split("### The paper's planar 2-DOF arm")[1])
+    assert planar[1][0] == "0" and planar[-2][0] == f"{report.QUICK.planar:,}" and planar[-1][0] == "the paper"
     kt = _section(text, "## Kim & Tarokh", "## What could not")
     assert "| the lookup alone, one query in Python |" in kt and "| the paper (Table 8" in kt
 
