@@ -379,8 +379,14 @@ def evidence(targets: np.ndarray, size: Size, out: Path, seed: int, step: Callab
         f"1.50 mm is 0.27 %), first selection {100 * last.first:.1f} % (from {100 * rows[0].first:.1f} % "
         f"untrained), Jordan's single network {last.single_rms_mm:.1f} mm. The paper's end point is "
         f"{5e7 / max(last.trials, 1):,.0f} times more trials than this run, beyond a report's budget, so 1.50 mm is "
-        "not reproduced here. The paper's 3 experts are not either: here the discontinuity check and the failure "
-        "of a reaching motion at a joint limit found more, and the paper does not say how often either fired."
+        "not reproduced here."
+        + (
+            ""
+            if last.experts == 3
+            else f" Nor are the paper's 3 experts ({last.experts} here): the discontinuity check and the failure of "
+            "a reaching motion at a singularity or a joint limit found them, and the paper does not say how often "
+            "either fired."
+        )
     )
     step("Kim & Tarokh: the lookup alone")
     ev["kt"] = report_kt.text(report_kt.measure(size.kt_queries, seed + 99))
