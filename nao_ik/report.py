@@ -600,7 +600,9 @@ damping {report_peers.PIN_DAMP:g}, full steps, at most {report_peers.PIN_IT_MAX}
 every step) on the position with the four position joints, like nao-ik. **TRAC-IK solves a different problem**:
 the full 6-D pose (position and orientation) of torso -> l_gripper of the configuration that made the target,
 with all six joints of that chain free (WristYaw and the hand's joint too), timeout
-{report_peers.TRAC_TIMEOUT * 1e3:g} ms, epsilon {report_peers.TRAC_EPS:g}; its "pose success" is its own test. A
+{report_peers.TRAC_TIMEOUT * 1e3:g} ms (trac_ik_python's default), epsilon {report_peers.TRAC_EPS:g}; its "pose
+success" is its own test, and "no answer" is a timeout. Its timeout is wall-clock and it runs two solver threads
+at once (KDL's and an SQP), so on this shared 2-core machine its success and times depend on the load. A
 pose fixes the arm's redundancy, so TRAC-IK has less freedom and more to satisfy; nao-ik cannot take an
 orientation at all. nao-ik's rows are production variants through `nao_ik.solve`. The last column is each
 solver's median time over nao-ik `dls`'s (above 1: slower than nao-ik).
@@ -611,9 +613,10 @@ solver's median time over nao-ik `dls`'s (above 1: slower than nao-ik).
 
 ## Oyama & Tachi at NAO's scale
 
-NAO's arm is about a fifth of the PA-10's, so millimetre figures do not compare: every figure below is also a
-fraction of the arm's reach. The paths keep the project's 5 cm step (a quarter of the paper's 0.2 m, about the
-same fraction of the reach), and the tracking's give-up distance is scaled the same way, to
+The paper's arms are {ev["ot ratios"]} times longer than NAO's, so millimetre figures do not compare: every
+figure below is also a fraction of the arm's reach. The paths keep the project's 5 cm step (a quarter of the
+paper's 0.2 m, about the same fraction of the reach), and the tracking's give-up distance is scaled the same way,
+to
 {report_ot.SCALED_GIVE_UP * 1e3:.1f} mm (the paper's 5 cm would be a quarter of NAO's reach and would give up
 almost never).
 

@@ -137,7 +137,7 @@ def text(t: LookupTimes) -> str:
             "swivel sectors and the forward kinematics that picks the best answer, which a caller who knows the swivel "
             "it wants does not need. The one-query figure is interpreter-bound (the shipped quadratic model is "
             "60 multiply-adds per branch, each a Python operation); the numpy batch is the closer comparison with "
-            "the paper's compiled C. Both are far from `cells`' method time, and from the 220-520 µs the previous "
-            "report set beside the paper's 0.1 µs.",
+            "the paper's compiled C. Both are far below `cells`' method time, which is not the "
+            "figure to set beside the paper's 0.1 µs.",
         ]
     )
