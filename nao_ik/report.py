@@ -215,19 +215,17 @@ def _fmt(x: float | None, spec: str) -> str:
 
 
 def table1(rows: list[Row], tol_mm: float) -> str:
+    """Table 1's protocol for every method (production variants: the paper's figures are beside the alone rows)."""
     lines = [
         f"| method | targets | success ({tol_mm:g} mm) | median ms | p99 ms | iterations | mean err (mm) | "
-        "max err (mm) | out of limits | paper: ms | paper: iterations |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "max err (mm) | out of limits |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        paper = PAPER_TABLE1.get(r.method)
         its = "n/a" if r.iter_mean is None else f"{r.iter_mean:.2f} ± {r.iter_std:.2f}"
-        p_ms = "" if paper is None else f"{paper[0]:g}"
-        p_it = "" if paper is None else ("n/a" if paper[1] is None else f"{paper[1]} ± {paper[2]}")
         lines.append(
             f"| {r.method} | {r.targets} | {100 * r.success:.2f} % | {r.median_ms:.3f} | {r.p99_ms:.3f} | {its} | "
-            f"{r.mean_err_mm:.4f} | {r.max_err_mm:.4f} | {r.out_of_limits} | {p_ms} | {p_it} |"
+            f"{r.mean_err_mm:.4f} | {r.max_err_mm:.4f} | {r.out_of_limits} |"
         )
     return "\n".join(lines)
 
@@ -483,6 +481,8 @@ describes its Cartesian control: the stand-in for the robot's built-in.
 
 ## Headline
 
+nao-ik's production variants (restarts included; each algorithm alone is in Table 1 below):
+
 {chr(10).join(head)}
 
 ## Table 1 of the paper: each algorithm alone, beside the paper's row
@@ -533,7 +533,8 @@ At 0.1 mm:
 ## Table 1 with every nao-ik method (production variants)
 
 The same protocol through the public API (`nao_ik.solve`, validation and flags included), every method in its
-production variant, with the ALMotion-style baseline and ikpy. At 1 mm:
+production variant, with the ALMotion-style baseline and ikpy. The paper's figures are not repeated here: they
+compare with the alone rows above, not with these. The paper's network figure is 0.0028 ms per target. At 1 mm:
 
 {table1(tables[1.0], 1.0)}
 
@@ -541,7 +542,7 @@ At 0.1 mm:
 
 {table1(tables[0.1], 0.1)}
 
-The paper's network figure (0.0028 ms) is for a batch of 10 million; ours is a single call through the full API
+The paper's network figure (0.0028 ms) is for a batch of 10 million; `nn-paper`'s is a single call through the full API
 (validation, limits, flags). The batch throughput is in [bench.md](../bench.md).
 
 ## Figure 3 of the paper, down to tolerance 0
@@ -616,9 +617,8 @@ solver's median time over nao-ik `dls`'s (above 1: slower than nao-ik).
 The paper's arms are {ev["ot ratios"]} times longer than NAO's, so millimetre figures do not compare: every
 figure below is also a fraction of the arm's reach. The paths keep the project's 5 cm step (a quarter of the
 paper's 0.2 m, about the same fraction of the reach), and the tracking's give-up distance is scaled the same way,
-to
-{report_ot.SCALED_GIVE_UP * 1e3:.1f} mm (the paper's 5 cm would be a quarter of NAO's reach and would give up
-almost never).
+to {report_ot.SCALED_GIVE_UP * 1e3:.1f} mm (the paper's 5 cm would be a quarter of NAO's reach and would give
+up almost never).
 
 {ev["ot scale"]}
 

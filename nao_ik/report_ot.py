@@ -202,7 +202,7 @@ def controller_differences() -> str:
             f"3-{'-'.join(map(str, HIDDEN))}-4 tanh, Adam ({rec['passes']} passes) |",
             "| forward model for selection | learned (MNFM) or complete (MNCFM) | complete (NAO's exact FK): MNCFM |",
             "| learning during tracking (section 3) | yes | no: learning trials are reaching trials only |",
-            "| single-network baseline | Jordan's forward-and-inverse modelling | not implemented (`nn-paper` is "
-            "a different single network) |",
+            "| single-network baseline | Jordan's forward-and-inverse modelling | not for NAO (`nn-paper` is a "
+            "different single network); in the planar reproduction below |",
         ]
     )
