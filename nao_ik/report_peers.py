@@ -62,11 +62,12 @@ class Peer(NamedTuple):
 
 def pinocchio_peer(targets: np.ndarray) -> Peer | None:
     """pinocchio's DLS on the arm's position, or None if ``pin`` does not import."""
-    try:
+    try:  # a compiled wheel can fail to load with more than ImportError (a missing shared library)
         import pinocchio as pin
-    except ImportError:
+
+        model = pin.buildModelFromXML(arm_urdf())
+    except Exception:
         return None
-    model = pin.buildModelFromXML(arm_urdf())
     data = model.createData()
     fid = model.getFrameId("l_gripper")
     nao = arm_model(ARM)
@@ -94,13 +95,14 @@ def pinocchio_peer(targets: np.ndarray) -> Peer | None:
 
 def tracik_peer(configs: np.ndarray) -> Peer | None:
     """TRAC-IK on the full pose of each configuration, or None if ``pytracik`` does not import."""
-    try:
+    try:  # as for pinocchio: any failure to load or to parse the URDF reports the peer missing
         import pytracik
-    except ImportError:
+
+        ik = pytracik.TRAC_IK("torso", "l_gripper", arm_urdf(), TRAC_TIMEOUT, TRAC_EPS, pytracik.SolveType.Speed)
+    except Exception:
         return None
     from importlib.metadata import version
 
-    ik = pytracik.TRAC_IK("torso", "l_gripper", arm_urdf(), TRAC_TIMEOUT, TRAC_EPS, pytracik.SolveType.Speed)
     n = pytracik.get_num_joints(ik)
     full = np.zeros((len(configs), n))
     full[:, :5] = configs

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from nao_ik import report, report_alone, report_fig3, report_sec53, report_stats
+from nao_ik import report, report_alone, report_fig3, report_peers, report_sec53, report_stats
 
 
 def _rows(section: str) -> list[list[str]]:
@@ -180,3 +180,14 @@ def test_figure3_explanation_reads_its_own_measurements():
             for m in report_alone.METHODS for v in ("alone", "production")}  # fmt: skip
     text = report_fig3.explain(data)
     assert "1.000 ms at 10 mm and 4.000 ms at 0.001 mm (4.0 x)" in text and "2e-09 m for FABRIK" in text
+
+
+def test_a_peer_that_does_not_import_is_reported_missing(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pinocchio", None)  # import pinocchio now raises ImportError
+    monkeypatch.setitem(sys.modules, "pytracik", None)
+    targets = np.array([[0.15, 0.12, 0.08], [0.12, 0.2, 0.1]])
+    rows, missing = report_peers.measure(targets, np.zeros((2, 5)), 1e-4, rounds=1)
+    assert missing == ["pinocchio DLS", "TRAC-IK"] and [r.name for r in rows] == [
+        "nao-ik dls", "nao-ik fabrik", "nao-ik nn-refined"]  # fmt: skip
