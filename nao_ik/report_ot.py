@@ -200,7 +200,8 @@ def controller_differences() -> str:
             f"{modular.R_SIM:g} m |",
             f"| experts | 4 layers, 15-15 hidden (2-DOF) or 25-25 (PA-10), linear input and output, back-propagation | "
             f"3-{'-'.join(map(str, HIDDEN))}-4 tanh, Adam ({rec['passes']} passes) |",
-            "| forward model for selection | learned (MNFM) or complete (MNCFM) | complete (NAO's exact FK): MNCFM |",
+            "| forward model for selection | learned (MNFM) or complete (MNCFM) | complete (NAO's exact FK): MNCFM; "
+            "both in the planar reproduction below |",
             "| learning during tracking (section 3) | yes | no: learning trials are reaching trials only |",
             "| single-network baseline | Jordan's forward-and-inverse modelling | not for NAO (`nn-paper` is a "
             "different single network); in the planar reproduction below |",

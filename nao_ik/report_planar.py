@@ -49,6 +49,7 @@ PAPER = {
     "first": "always correct after 10^5 trials",
     "experts": "3",
     "single": "12.0 mm at best after 10^9 trials (10 initial states)",
+    "fm": "MNFM a little less precise than MNCFM, 'not so much difference' (Fig. 2a-c, no figures)",
 }
 
 
@@ -123,22 +124,29 @@ class Row(NamedTuple):
     rms_mm: float  # model alone (selected expert, clamped), Fig. 2a
     first: float  # first selection reaches, Fig. 2c
     single_rms_mm: float  # Jordan's single network after as many trials
+    fm_rms_mm: float  # the learned forward model's RMS error (Fig. 2b); NaN with the complete one
 
 
-def _select(nets: list, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _select(nets: list, x: np.ndarray, fm: MLP | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every expert's answer, its predicted error (by the learned forward model ``fm``, or the complete one),
+    and the experts in increasing order of predicted error."""
     outs = np.stack([np.clip(n(x), LO, HI) for n in nets])  # (E, N, 2)
-    p = np.linalg.norm(fk(outs.reshape(-1, 2)).reshape(outs.shape) - x[None], axis=2)
+    flat = outs.reshape(-1, 2)
+    pos = fk(flat) if fm is None else fm(flat)
+    p = np.linalg.norm(pos.reshape(outs.shape) - x[None], axis=2)
     return outs, p, np.argsort(p, axis=0)
 
 
-def _evaluate(nets: list, single: MLP, x: np.ndarray, trials: int) -> Row:
-    outs, p, order = _select(nets, x)
+def _evaluate(nets: list, single: MLP, fm: MLP | None, x: np.ndarray, q_eval: np.ndarray, trials: int) -> Row:
+    outs, _, order = _select(nets, x, fm)
     cols = np.arange(x.shape[0])
-    best = order[0]
-    _, ok = reach(x, outs[best, cols])
+    best = outs[order[0], cols]
+    err = np.linalg.norm(fk(best) - x, axis=1)  # the true error of the selected answer
+    _, ok = reach(x, best)
     err_single = np.linalg.norm(fk(np.clip(single(x), LO, HI)) - x, axis=1)
-    return Row(trials, len(nets), float(np.sqrt(np.mean(p[best, cols] ** 2)) * 1e3), float(ok.mean()),
-               float(np.sqrt(np.mean(err_single**2)) * 1e3))  # fmt: skip
+    fm_err = np.nan if fm is None else float(np.sqrt(np.mean(np.sum((fm(q_eval) - fk(q_eval)) ** 2, axis=1))) * 1e3)
+    return Row(trials, len(nets), float(np.sqrt(np.mean(err**2)) * 1e3), float(ok.mean()),
+               float(np.sqrt(np.mean(err_single**2)) * 1e3), fm_err)  # fmt: skip
 
 
 def _distal_loss(net: MLP, x: np.ndarray):
@@ -155,14 +163,32 @@ def _distal_loss(net: MLP, x: np.ndarray):
     return loss
 
 
-def learn(trials: int, batch: int = 100, evaluations: int = 1000, every: int | None = None, seed: int = 3):
+def learn(
+    trials: int,
+    batch: int = 100,
+    evaluations: int = 1000,
+    every: int | None = None,
+    seed: int = 3,
+    learned_fm: bool = False,
+):
     """The modular model and Jordan's single network learned side by side, from untrained.
+
+    Args:
+        learned_fm: select experts with a forward model learned from the reaching motions' postures, with no
+            previous learning (the paper's MNFM); False: the complete forward model (MNCFM).
 
     Returns:
         (learning curve rows, the experts' representative postures).
     """
     rng = np.random.default_rng(seed)
-    x_eval = fk(random_postures(evaluations, np.random.default_rng(seed + 1)))
+    q_eval = random_postures(evaluations, np.random.default_rng(seed + 1))
+    x_eval = fk(q_eval)
+    fm = None
+    if learned_fm:
+        fm = init_mlp([2, *HIDDEN, 2], ["tanh", "tanh", "linear"], rng, (LO + HI) / 2, np.full(2, 1 / math.pi),
+                      np.zeros(2), np.full(2, L1 + L2))  # fmt: skip
+        fm_opt = Adam(list(fm.weights) + list(fm.biases), lr=LR)
+        fm_buffer: list[np.ndarray] = []
     first = np.zeros(2)  # the paper's first representative posture
     nets, postures = [_net(rng, first)], [first]
     _pin(nets[0], first)
@@ -171,12 +197,13 @@ def learn(trials: int, batch: int = 100, evaluations: int = 1000, every: int | N
     single = _net(rng, (LO + HI) / 2)
     single_opt = Adam(list(single.weights) + list(single.biases), lr=LR)
     every = every or max(trials // 5, batch)
-    rows = [_evaluate(nets, single, x_eval, 0)]
+    rows = [_evaluate(nets, single, fm, x_eval, q_eval, 0)]
     done = 0
     while done < trials:
         x = fk(random_postures(batch, rng))
         n = x.shape[0]
-        outs, p, order = _select(nets, x)
+        outs, p, order = _select(nets, x, fm)
+        seen = []  # postures the reaching motions ended at: the forward model's samples
         cols = np.arange(n)
         solved = np.zeros(n, bool)
         theta = np.zeros((n, 2))
@@ -186,6 +213,7 @@ def learn(trials: int, batch: int = 100, evaluations: int = 1000, every: int | N
             rows_ = np.flatnonzero(~solved & ((rank == 0) | (p[who, cols] < R_EIM)))
             if rows_.size:
                 q, ok = reach(x[rows_], outs[who[rows_], rows_])
+                seen.append(q)
                 hit = rows_[ok]
                 theta[hit], owner[hit], solved[hit] = q[ok], who[hit], True
         for i in rng.permutation(len(nets)):  # step (3)
@@ -193,6 +221,7 @@ def learn(trials: int, batch: int = 100, evaluations: int = 1000, every: int | N
             if not rows_.size:
                 break
             q, ok = reach(x[rows_], np.tile(postures[i], (rows_.size, 1)))
+            seen.append(q)
             hit = rows_[ok]
             theta[hit], owner[hit], solved[hit] = q[ok], i, True
         rows_ = np.flatnonzero(~solved)  # step (5): random postures; the first success founds an expert
@@ -221,12 +250,16 @@ def learn(trials: int, batch: int = 100, evaluations: int = 1000, every: int | N
             if mine.size:
                 _train(nets[i], opts[i], buffers, i, x[mine], theta[mine], rng)
                 _pin(nets[i], postures[i])
+        if fm is not None:  # the forward model learns f(theta) of the postures the arm reached (Phi'_fm = f)
+            q = np.concatenate(seen)
+            fm_buffer = [np.concatenate(fm_buffer + [np.concatenate([q, fk(q)], axis=1)])[-20_000:]]
+            _fit(fm, fm_opt, fm_buffer[0], q.shape[0], rng)
         for _ in range(PASSES):  # Jordan's single network on the same targets
             _, gw, gb = gradients(single, x * single.in_scale, x, _distal_loss(single, x))
             single_opt.update(gw + gb)
         done += n
         if done % every == 0 or done >= trials:
-            rows.append(_evaluate(nets, single, x_eval, done))
+            rows.append(_evaluate(nets, single, fm, x_eval, q_eval, done))
     return rows, np.array(postures)
 
 
@@ -249,27 +282,35 @@ def _train(net: MLP, opt: Adam, buffers: list, i: int, x: np.ndarray, y: np.ndar
     buffers[i].append(np.concatenate([x, y], axis=1))
     data = np.concatenate(buffers[i])[-20_000:]
     buffers[i] = [data]
+    _fit(net, opt, data, x.shape[0], rng)
+
+
+def _fit(net: MLP, opt: Adam, data: np.ndarray, new: int, rng) -> None:
+    """Adam steps on samples (input, output) drawn from the recent data: PASSES x ``new`` / 64 of them."""
     xs = (data[:, :2] - net.in_offset) * net.in_scale
     ys = (data[:, 2:] - net.out_offset) / net.out_scale
-    for _ in range(max(1, PASSES * x.shape[0] // 64)):
+    for _ in range(max(1, PASSES * new // 64)):
         pick = rng.integers(0, data.shape[0], min(64, data.shape[0]))
         _, gw, gb = gradients(net, xs[pick], ys[pick])
         opt.update(gw + gb)
 
 
-def table(rows: list[Row]) -> str:
-    """The learning curve beside the paper's figures."""
+def table(rows: list[Row], learned: list[Row] | None = None) -> str:
+    """The learning curve (complete forward model; and the learned one if given) beside the paper's figures."""
     reach_mm = (L1 + L2) * 1e3
     lines = [
         "| learning trials | experts | model alone RMS (mm) | as % of reach | first selection reaches | "
+        "with a learned forward model: experts / RMS (mm) / first selection / forward model RMS (mm) | "
         "Jordan's single network RMS (mm) |",
-        "|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for k, r in enumerate(rows):
+        f = learned[k] if learned and k < len(learned) else None
+        fcell = "" if f is None else f"{f.experts} / {f.rms_mm:.2f} / {100 * f.first:.1f} % / {f.fm_rms_mm:.1f}"
         lines.append(f"| {r.trials:,} | {r.experts} | {r.rms_mm:.2f} | {100 * r.rms_mm / reach_mm:.2f} % | "
-                     f"{100 * r.first:.1f} % | {r.single_rms_mm:.1f} |")  # fmt: skip
+                     f"{100 * r.first:.1f} % | {fcell} | {r.single_rms_mm:.1f} |")  # fmt: skip
     lines.append(f"| the paper | {PAPER['experts']} | {PAPER['rms']} | {100 * 1.5 / reach_mm:.2f} % | "
-                 f"{PAPER['first']} | {PAPER['single']} |")  # fmt: skip
+                 f"{PAPER['first']} | {PAPER['fm']} | {PAPER['single']} |")  # fmt: skip
     return "\n".join(lines)
 
 
