@@ -18,11 +18,11 @@ from typing import NamedTuple
 import numpy as np
 
 from . import cells
+from .geometry.swivel import swivel_of
 from .kinematics import forward_batch
 from .model import arm_model
 from .nn.data import random_configurations
 from .solvers.driver import reach_range
-from .swivel import swivel_of
 
 
 class Lookup:

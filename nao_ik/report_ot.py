@@ -19,7 +19,7 @@ from .nn import modular
 from .nn.data import random_configurations
 from .nn.modular_learning import HIDDEN, Curve, learn
 from .solvers.driver import reach_range
-from .track import GIVE_UP, follow, random_lines, track_path
+from .track import GIVE_UP, follow, random_lines, reach, track_path
 
 ARM = "LArm"
 TWO_DOF_REACH = 0.55
@@ -63,7 +63,7 @@ def model_alone_mm(mod: modular.Modular, targets: np.ndarray) -> tuple[float, fl
 def track_model(mod: modular.Modular, paths: Sequence[np.ndarray]) -> Tracked:
     """Equations (6)-(9) with one expert per path (section 3), as ``nn-modular`` tracks."""
     model = arm_model(ARM)
-    return _tracked([follow(model, p, *modular.path_inverse(model, mod, p)) for p in paths])
+    return _tracked([follow(model, p, *modular.path_inverse(model, mod, p, reach)) for p in paths])
 
 
 def track_method(method: str, paths: Sequence[np.ndarray]) -> Tracked:

@@ -13,7 +13,19 @@ LAYERS = [
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
     ("api", "all_solutions", "continuity"),
-    ("track", "bench", "report"),
+    (
+        "track",
+        "bench",
+        "report",
+        "report_alone",
+        "report_stats",
+        "report_fig3",
+        "report_sec53",
+        "report_peers",
+        "report_ot",
+        "report_planar",
+        "report_kt",
+    ),
     ("service",),
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
