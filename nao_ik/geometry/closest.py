@@ -155,7 +155,7 @@ def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) ->
         better = new < err - 1e-15
         q = np.where(better[:, None], trial, q)
         err = np.where(better, new, err)
-        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), lam * 10.0)
+        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), np.minimum(lam * 10.0, 1e12))
         if np.all((np.abs(step).max(axis=1) < 1e-10) | (lam > 1e6)):
             break
     return q, err
