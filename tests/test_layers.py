@@ -12,8 +12,8 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity"),
-    ("track", "bench", "report"),
+    ("api", "all_solutions", "continuity", "pose"),
+    ("track", "bench", "report", "pose_bench"),
     ("service",),
     ("server", "loadtest", "demo"),
     ("cli",),

@@ -1,0 +1,161 @@
+"""Weighted damped least squares on the hand's 6-row pose Jacobian, inside the joint limits.
+
+The residual of a configuration q for a target pose (p*, R*) is
+
+    r(q) = w * [p* - p(q); log(R* R(q)^T)]
+
+(position in metres, orientation as the FRAME_TORSO rotation vector in
+radians, ``w`` the six per-component weights, zero for the components the
+axisMask leaves free). The solver minimises |r|^2 with Levenberg-Marquardt
+steps (damping on the diagonal of J^T J, shrunk after a step that lowers the
+cost, grown after one that does not) projected on the joint limits: a joint
+on a limit whose step points outward is held there and the step re-solved
+without it. The orientation rows use the exact derivative of the log map,
+d log(R* R^T) / dq_j = -Jr^-1(e) a_j (a_j the joint's axis, Jr the right
+Jacobian of SO(3)), so where the pose cannot be reached the answer is a true
+local minimum of the weighted cost, not of a linearisation.
+
+Scalar (one pose; numpy for the 5x5 solves).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..geometry.pose import rotation_vector
+from ..kinematics import chain
+from ..model import ArmModel
+
+#: Initial damping, relative to the largest diagonal entry of J^T J.
+LAMBDA0 = 1e-3
+#: Consecutive iterations without a relative cost decrease of MIN_DECREASE end the loop.
+PATIENCE = 4
+MIN_DECREASE = 1e-12
+
+
+class PoseTarget(NamedTuple):
+    """A target pose and what counts.
+
+    Attributes:
+        p: the hand point, FRAME_TORSO metres.
+        r: the hand frame's rotation (rows).
+        weights: six weights (x, y, z, wx, wy, wz); 0 for a free component.
+    """
+
+    p: tuple
+    r: tuple
+    weights: tuple
+
+
+class PoseRun(NamedTuple):
+    """What :func:`pose_dls` returns.
+
+    Attributes:
+        q: the five joint angles, inside the limits.
+        residual: the six unweighted residual components (position m, rotation vector rad).
+        cost: sum of the squared weighted residuals.
+        iterations: the iterations made.
+    """
+
+    q: tuple
+    residual: tuple
+    cost: float
+    iterations: int
+
+
+def residual(model: ArmModel, target: PoseTarget, q: Sequence[float]):
+    """(six unweighted residual components, the chain) of configuration ``q``."""
+    ch = chain(model, q)
+    x, y, z = ch.rotation
+    r = ((x[0], y[0], z[0]), (x[1], y[1], z[1]), (x[2], y[2], z[2]))
+    e = rotation_vector(target.r, r)
+    h = ch.hand
+    return (target.p[0] - h[0], target.p[1] - h[1], target.p[2] - h[2], *e), ch
+
+
+def _cost(res: Sequence[float], w: Sequence[float]) -> float:
+    return sum((wi * ri) ** 2 for wi, ri in zip(w, res))
+
+
+def _jacobian(res: Sequence[float], ch, w: np.ndarray) -> np.ndarray:
+    """(6, 5) derivative of the weighted residual."""
+    axes = np.array(ch.axes, dtype=float)  # (5, 3)
+    lever = np.asarray(ch.hand, dtype=float) - np.array(ch.origins, dtype=float)
+    jp = np.cross(axes, lever).T  # d hand / d q
+    e = np.asarray(res[3:], dtype=float)
+    theta = float(np.linalg.norm(e))
+    k = np.array([[0.0, -e[2], e[1]], [e[2], 0.0, -e[0]], [-e[1], e[0], 0.0]])
+    if theta < 1e-6:
+        coef = 1.0 / 12.0
+    else:
+        coef = 1.0 / theta**2 - (1.0 + math.cos(theta)) / (2.0 * theta * math.sin(theta))
+    jr_inv = np.eye(3) + 0.5 * k + coef * (k @ k)
+    jo = jr_inv @ axes.T
+    return -w[:, None] * np.vstack([jp, jo])
+
+
+def pose_dls(
+    model: ArmModel, target: PoseTarget, q0: Sequence[float], max_iter: int = 100, done: float = 0.0
+) -> PoseRun:
+    """Minimise the weighted pose residual from ``q0`` within the limits.
+
+    Args:
+        model: the arm.
+        target: the pose and weights.
+        q0: the start, inside the limits.
+        max_iter: iteration cap.
+        done: stop as soon as the cost is at most this (0: converge).
+
+    Returns:
+        The :class:`PoseRun` of the lowest cost found.
+    """
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    w = np.asarray(target.weights, dtype=float)
+    q = np.clip(np.asarray(q0, dtype=float), lo, hi)
+    res, ch = residual(model, target, q.tolist())
+    cost = _cost(res, w)
+    lam = None
+    stall = 0
+    it = 0
+    while it < max_iter and cost > done and stall < PATIENCE:
+        it += 1
+        j = _jacobian(res, ch, w)
+        rw = w * np.asarray(res)
+        jtj, g = j.T @ j, j.T @ rw
+        diag = np.diag(jtj).copy()
+        if lam is None:
+            lam = LAMBDA0 * max(float(diag.max()), 1e-30)
+        q_new = _projected_step(q, jtj, g, diag, lam, lo, hi)
+        res_new, ch_new = residual(model, target, q_new.tolist())
+        cost_new = _cost(res_new, w)
+        if cost_new < cost:
+            stall = stall + 1 if cost - cost_new <= MIN_DECREASE * cost else 0
+            q, res, ch, cost = q_new, res_new, ch_new, cost_new
+            lam = max(lam / 3.0, 1e-30)
+        else:
+            stall += 1
+            lam *= 4.0
+    return PoseRun(tuple(float(x) for x in q), tuple(float(x) for x in res), float(cost), it)
+
+
+def _projected_step(q, jtj, g, diag, lam, lo, hi) -> np.ndarray:
+    """The damped step, with joints that would cross a limit held on it and the step re-solved for the others."""
+    # A joint on a limit whose descent direction points outward stays on it.
+    free = ~(((q <= lo) & (g > 0.0)) | ((q >= hi) & (g < 0.0)))
+    dq = np.zeros(5)
+    floor = 1e-12 * max(float(diag.max()), 1e-30)
+    for _ in range(5):
+        if free.any():
+            f = np.ix_(free, free)
+            rhs = -(g[free] + jtj[free][:, ~free] @ dq[~free])
+            dq[free] = np.linalg.solve(jtj[f] + lam * np.diag(diag[free] + floor), rhs)
+        q_new = q + dq
+        out = free & ((q_new < lo) | (q_new > hi))
+        if not out.any():
+            return q_new
+        dq[out] = np.clip(q_new, lo, hi)[out] - q[out]
+        free &= ~out
+    return np.clip(q + dq, lo, hi)
