@@ -14,11 +14,13 @@ the best compromise. How the two are weighed is documented and adjustable:
   hand goes where it is sent when it can and turns as close as it can from
   there; ``weights`` sets other ones;
 - the compromise is a damped least squares on the 6-row Jacobian within the
-  joint limits (:mod:`nao_ik.solvers.pose_dls`), run from the start posture,
-  from the closed form of the pose (the configuration of a nearby consistent
-  pose) and, when the position is wanted, from the exact position solution
-  nearest to that; the lowest cost wins, and among answers that reach, the one
-  nearest the start posture (move time).
+  joint limits (:mod:`nao_ik.solvers.pose_dls`), run from the start posture
+  and from the lowest-cost of these seeds: the closed form of the pose (the
+  configuration of a nearby consistent pose) and, when the position is
+  wanted, the exact position solution nearest to it and the exact position
+  solutions (elbow swivels every 15 degrees, WristYaw across its range) whose
+  orientation is nearest; the lowest cost wins, and among answers that reach,
+  the one nearest the start posture (move time).
 
 ``reached`` is True only when every selected component is within tolerance:
 the position within ``tolerance`` (0.1 mm) and the orientation within
@@ -31,15 +33,19 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Sequence
 
+import numpy as np
+
 from . import validate
 from .api import DEFAULT_TOLERANCE, ArmLike, resolve_arm, resolve_method, solve
 from .geometry.full_pose import pose_fast, pose_roots
 from .geometry.nearest import move_time
 from .geometry.pose import Rotation, rotation_angle, rotation_from_angles
 from .geometry.pose import forward_pose as _forward_pose
+from .geometry.swivel import SEED_SWIVELS, swivel_configurations
+from .kinematics import chain
 from .model import ArmModel
-from .ops import SCALAR
-from .solvers.pose_dls import PoseRun, PoseTarget, pose_dls, residual
+from .ops import ARRAY, SCALAR
+from .solvers.pose_dls import PoseRun, PoseTarget, pose_dls, residual, residual_cost
 
 #: Methods for poses other than position only: ``analytic`` (closed form, then
 #: the compromise) and ``dls`` (the compromise's least squares from the start alone).
@@ -50,6 +56,10 @@ DEFAULT_ROTATION_TOLERANCE = math.radians(0.1)
 DEFAULT_WEIGHTS: tuple[float, ...] = (1.0, 1.0, 1.0, 1e-3, 1e-3, 1e-3)
 #: axisMask bits.
 POSITION_MASK, ROTATION_MASK, FULL_MASK = 7, 56, 63
+#: Least-squares runs of the compromise: from the start posture and the lowest-cost seeds.
+RUNS = 3
+#: WristYaw values of the swivel seeds, evenly across its range (plus the closed form's).
+SEED_WRISTS = 7
 #: Iteration cap of the compromise, per start.
 MAX_ITERATIONS = 100
 #: Joint-limit slack within which a closed-form answer counts as allowed (rounding).
@@ -174,7 +184,13 @@ def solve_pose(
         seeds = [q, q0]
         if mask & POSITION_MASK == POSITION_MASK:
             seeds.append(solve(p, model, "analytic", initial=q).angles)
-    run, total = _compromise(model, PoseTarget(p, r, w), seeds, q0, mask, tol, rtol)
+            seeds += _swivel_seeds(model, p, r, q[4])
+    target = PoseTarget(p, r, w)
+    if len(seeds) > RUNS:
+        # The least squares from the start and from the lowest-cost seeds.
+        costs = [residual_cost(model, target, s) for s in seeds[1:]]
+        seeds = [q0] + [seeds[1 + i] for i in sorted(range(len(costs)), key=costs.__getitem__)[: RUNS - 1]]
+    run, total = _compromise(model, target, seeds, q0, mask, tol, rtol)
     pos, rot = _errors(run.residual, mask)
     reached = pos <= tol and rot <= rtol
     return PoseSolution(run.q, model.names, reached, pos, total, name, model.arm, (), pos, rot)
@@ -217,6 +233,24 @@ def closed_form(model: ArmModel, p: Sequence[float], r: Sequence[Sequence[float]
         return q, ()
     c = model.clamp(q)
     return c, tuple(n for n, a, b in zip(model.names, c, q) if abs(a - b) > SLACK) if ok else ()
+
+
+def _swivel_seeds(model: ArmModel, p: Sequence[float], r: Rotation, wrist: float) -> list:
+    """Exact configurations of the position (elbow swivels every 15 degrees, WristYaw across its range) whose
+    orientation is nearest to ``r``: the position-first compromise's basins."""
+    lo, hi = model.lower[4], model.upper[4]
+    wrists = np.unique(np.concatenate([[min(max(wrist, lo), hi)], np.linspace(lo, hi, SEED_WRISTS)]))
+    sw = swivel_configurations(model, np.tile(np.asarray(p, dtype=float), (len(wrists), 1)), wrists, SEED_SWIVELS)
+    if not sw.reachable[0]:
+        return []
+    q = sw.angles.reshape(-1, 5)[sw.violation.ravel() <= SLACK]
+    if not len(q):
+        return []
+    cols = chain(model, [q[:, i] for i in range(5)], ARRAY).rotation
+    # trace(r R^T) = sum over the columns k of r's column k . R's column k.
+    trace = sum(r[0][k] * cols[k][0] + r[1][k] * cols[k][1] + r[2][k] * cols[k][2] for k in range(3))
+    best = np.argsort(-trace, kind="stable")[:2]
+    return [tuple(q[i].tolist()) for i in best]
 
 
 def _compromise(model, target, seeds, q0, mask, tol, rtol) -> tuple[PoseRun, int]:

@@ -31,6 +31,8 @@ from ..model import ArmModel
 
 #: Initial damping, relative to the largest diagonal entry of J^T J.
 LAMBDA0 = 1e-3
+#: Largest damping tried, relative to the largest diagonal entry of J^T J.
+MAX_LAMBDA = 1e12
 #: Consecutive iterations without a relative cost decrease of MIN_DECREASE end the loop.
 PATIENCE = 4
 MIN_DECREASE = 1e-12
@@ -76,25 +78,33 @@ def residual(model: ArmModel, target: PoseTarget, q: Sequence[float]):
     return (target.p[0] - h[0], target.p[1] - h[1], target.p[2] - h[2], *e), ch
 
 
+def residual_cost(model: ArmModel, target: PoseTarget, q: Sequence[float]) -> float:
+    """The weighted cost sum (w_i r_i)^2 of configuration ``q``."""
+    return _cost(residual(model, target, list(q))[0], target.weights)
+
+
 def _cost(res: Sequence[float], w: Sequence[float]) -> float:
     return sum((wi * ri) ** 2 for wi, ri in zip(w, res))
 
 
 def _jacobian(res: Sequence[float], ch, w: np.ndarray) -> np.ndarray:
     """(6, 5) derivative of the weighted residual."""
-    axes = np.array(ch.axes, dtype=float)  # (5, 3)
-    lever = np.asarray(ch.hand, dtype=float) - np.array(ch.origins, dtype=float)
-    jp = np.cross(axes, lever).T  # d hand / d q
-    e = np.asarray(res[3:], dtype=float)
-    theta = float(np.linalg.norm(e))
-    k = np.array([[0.0, -e[2], e[1]], [e[2], 0.0, -e[0]], [-e[1], e[0], 0.0]])
+    hx, hy, hz = ch.hand
+    rows = []
+    for (a0, a1, a2), (o0, o1, o2) in zip(ch.axes, ch.origins):
+        l0, l1, l2 = hx - o0, hy - o1, hz - o2
+        rows.append((a1 * l2 - a2 * l1, a2 * l0 - a0 * l2, a0 * l1 - a1 * l0, a0, a1, a2))
+    jt = np.array(rows)  # (5, 6): d hand / d q and the joint axes
+    e0, e1, e2 = res[3], res[4], res[5]
+    theta = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+    k = np.array([[0.0, -e2, e1], [e2, 0.0, -e0], [-e1, e0, 0.0]])
     if theta < 1e-6:
         coef = 1.0 / 12.0
     else:
         coef = 1.0 / theta**2 - (1.0 + math.cos(theta)) / (2.0 * theta * math.sin(theta))
     jr_inv = np.eye(3) + 0.5 * k + coef * (k @ k)
-    jo = jr_inv @ axes.T
-    return -w[:, None] * np.vstack([jp, jo])
+    jt[:, 3:] = jt[:, 3:] @ jr_inv.T
+    return -(jt * w).T
 
 
 def pose_dls(
@@ -118,6 +128,7 @@ def pose_dls(
     res, ch = residual(model, target, q.tolist())
     cost = _cost(res, w)
     lam = None
+    nu = 2.0
     stall = 0
     it = 0
     while it < max_iter and cost > done and stall < PATIENCE:
@@ -126,18 +137,28 @@ def pose_dls(
         rw = w * np.asarray(res)
         jtj, g = j.T @ j, j.T @ rw
         diag = np.diag(jtj).copy()
+        scale = max(float(diag.max()), 1e-30)
         if lam is None:
-            lam = LAMBDA0 * max(float(diag.max()), 1e-30)
-        q_new = _projected_step(q, jtj, g, diag, lam, lo, hi)
-        res_new, ch_new = residual(model, target, q_new.tolist())
-        cost_new = _cost(res_new, w)
-        if cost_new < cost:
-            stall = stall + 1 if cost - cost_new <= MIN_DECREASE * cost else 0
-            q, res, ch, cost = q_new, res_new, ch_new, cost_new
-            lam = max(lam / 3.0, 1e-30)
-        else:
-            stall += 1
-            lam *= 4.0
+            lam = LAMBDA0 * scale
+        # Grow the damping until a step lowers the cost (the step shrinks toward the gradient's direction).
+        while True:
+            q_new = _projected_step(q, jtj, g, diag, lam, lo, hi)
+            res_new, ch_new = residual(model, target, q_new.tolist())
+            cost_new = _cost(res_new, w)
+            if cost_new < cost or lam > MAX_LAMBDA * scale:
+                break
+            lam *= nu
+            nu *= 2.0
+        if cost_new >= cost:
+            break  # no step lowers the cost: a minimum within the limits
+        # Nielsen's update: shrink the damping by how well the linear model predicted the decrease.
+        dq = q_new - q
+        predicted = -(2.0 * g @ dq + dq @ jtj @ dq)
+        rho = (cost - cost_new) / predicted if predicted > 0.0 else 0.0
+        lam *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
+        nu = 2.0
+        stall = stall + 1 if cost - cost_new <= MIN_DECREASE * cost else 0
+        q, res, ch, cost = q_new, res_new, ch_new, cost_new
     return PoseRun(tuple(float(x) for x in q), tuple(float(x) for x in res), float(cost), it)
 
 
@@ -146,12 +167,14 @@ def _projected_step(q, jtj, g, diag, lam, lo, hi) -> np.ndarray:
     # A joint on a limit whose descent direction points outward stays on it.
     free = ~(((q <= lo) & (g > 0.0)) | ((q >= hi) & (g < 0.0)))
     dq = np.zeros(5)
-    floor = 1e-12 * max(float(diag.max()), 1e-30)
+    damped = jtj + np.diag(lam * (diag + 1e-12 * max(float(diag.max()), 1e-30)))
     for _ in range(5):
-        if free.any():
-            f = np.ix_(free, free)
-            rhs = -(g[free] + jtj[free][:, ~free] @ dq[~free])
-            dq[free] = np.linalg.solve(jtj[f] + lam * np.diag(diag[free] + floor), rhs)
+        if free.all():
+            dq = np.linalg.solve(damped, -g)
+        elif free.any():
+            fixed = ~free
+            sub = damped[free][:, free]
+            dq[free] = np.linalg.solve(sub, -(g[free] + jtj[free][:, fixed] @ dq[fixed]))
         q_new = q + dq
         out = free & ((q_new < lo) | (q_new > hi))
         if not out.any():
