@@ -39,7 +39,7 @@ from . import validate
 from .api import DEFAULT_TOLERANCE, ArmLike, resolve_arm, resolve_method, solve
 from .geometry.full_pose import pose_fast, pose_roots
 from .geometry.nearest import move_time
-from .geometry.pose import Rotation, rotation_angle, rotation_from_angles
+from .geometry.pose import Rotation, rotation_from_angles
 from .geometry.pose import forward_pose as _forward_pose
 from .geometry.swivel import SEED_SWIVELS, swivel_configurations
 from .kinematics import chain
@@ -113,7 +113,10 @@ def check_position6d(value: Any) -> tuple[float, ...]:
     """A position6D ``[x, y, z, wx, wy, wz]``: six finite numbers, coordinates within +-MAX_COORDINATE."""
     if type(value) in (list, tuple) and len(value) == 6:
         # The common case: six finite floats in range (NaN fails the comparisons).
-        if all(type(x) is float and -_BOUND <= x <= _BOUND for x in value):
+        for x in value:
+            if type(x) is not float or not -_BOUND <= x <= _BOUND:
+                break
+        else:
             return tuple(value)
     v = validate.vector(value, 6, "position6D", LABELS)
     for x, label in zip(v[:3], LABELS):
@@ -171,7 +174,7 @@ def solve_pose(
         return PoseSolution(*sol, position_error=sol.error, rotation_error=0.0)
     name = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
     w = _weights(weights, mask)
-    q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
+    q0 = model.neutral if initial is None else _start(model, initial)
     p, r = pose[:3], rotation_from_angles(pose[3], pose[4], pose[5])
     seeds = [q0]
     if name == "analytic":
@@ -179,7 +182,7 @@ def solve_pose(
             exact = _exact(model, p, r, tol, rtol)
             if exact is not None:
                 q, pos, rot = exact
-                return PoseSolution(q, model.names, True, pos, 0, name, model.arm, (), pos, rot)
+                return PoseSolution(q, _names(model), True, pos, 0, name, model.arm, (), pos, rot)
         q, _ = closed_form(model, p, r, q0)
         seeds = [q, q0]
         if mask & POSITION_MASK == POSITION_MASK:
@@ -196,14 +199,37 @@ def solve_pose(
     return PoseSolution(run.q, model.names, reached, pos, total, name, model.arm, (), pos, rot)
 
 
+_NAMES: dict = {}
+
+
+def _names(model: ArmModel) -> tuple[str, ...]:
+    """``model.names``, kept per model (the property builds the tuple on every call)."""
+    hit = _NAMES.get(id(model))
+    if hit is None or hit[0] is not model:
+        if len(_NAMES) > 64:
+            _NAMES.clear()
+        hit = _NAMES[id(model)] = (model, model.names)
+    return hit[1]
+
+
+def _start(model: ArmModel, initial: Any) -> tuple[float, ...]:
+    """The start posture, validated and clamped into the limits."""
+    if type(initial) in (list, tuple) and len(initial) == 5:
+        # The common case, without the general checks' cost: five floats inside the limits (NaN fails).
+        for x, lo, hi in zip(initial, model.lower, model.upper):
+            if type(x) is not float or not lo <= x <= hi:
+                break
+        else:
+            return tuple(initial)
+    return model.clamp(validate.vector(initial, 5, "initial"))
+
+
 def _exact(model: ArmModel, p: Sequence[float], r: Rotation, tol: float, rtol: float):
     """The closed form's answer for a pose the arm can take, with its errors (FK); None otherwise."""
     fast = pose_fast(model, p, r)
     if fast is None or fast.violation > SLACK:
         return None
-    q, hand = fast.q, fast.hand
-    pos = math.sqrt((p[0] - hand[0]) ** 2 + (p[1] - hand[1]) ** 2 + (p[2] - hand[2]) ** 2)
-    rot = rotation_angle(r, fast.rotation)
+    q, pos, rot = fast.q, fast.position_error, fast.rotation_error
     if fast.outside:  # within SLACK of a limit: clamp, and measure the clamped angles
         q = model.clamp(q)
         res, _ = residual(model, PoseTarget(p, r, DEFAULT_WEIGHTS), q)

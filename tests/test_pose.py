@@ -118,11 +118,14 @@ def test_closed_form_inverts_the_forward_kinematics(arm):
         fast = pose_fast(model, pose[:3], r)
         np.testing.assert_allclose(general.q, q, atol=1e-9)
         np.testing.assert_allclose(fast.q, q, atol=1e-9)
-        assert general.violation < 1e-9 and fast.violation < 1e-9
-        # The fast path's own forward kinematics is the chain's.
-        hand, rot = hand_frame(model, fast.q)
-        np.testing.assert_allclose(fast.hand, hand, atol=1e-12)
-        np.testing.assert_allclose(fast.rotation, rot, atol=1e-12)
+        assert general.violation < 1e-9 and fast.violation < 1e-9 and not fast.outside
+        # The fast path's errors are those of the chain's forward kinematics, here and off the answer.
+        for target in (pose, np.add(pose, [0.01, -0.02, 0.005, 0.3, -0.2, 0.1])):
+            rt = rotation_from_angles(*target[3:])
+            f = pose_fast(model, target[:3], rt)
+            hand, rot = hand_frame(model, f.q)
+            assert f.position_error == pytest.approx(math.dist(hand, target[:3]), abs=1e-12)
+            assert f.rotation_error == pytest.approx(rotation_angle(rt, rot), abs=1e-9)
 
 
 @pytest.mark.parametrize("arm", ARMS)

@@ -140,29 +140,31 @@ class FastPose(NamedTuple):
     Attributes:
         q: the five joint angles (unclamped).
         violation: as :attr:`PoseRoot.violation`.
-        hand: the hand point of ``q`` (forward kinematics), metres.
-        rotation: the hand frame's rotation of ``q`` (rows).
         outside: True where an angle lies outside the limits (by at most ``violation``).
+        position_error: distance from the hand of ``q`` (forward kinematics) to p, metres.
+        rotation_error: angle between the hand frame of ``q`` and r, radians.
     """
 
     q: tuple
     violation: float
-    hand: tuple
-    rotation: tuple
     outside: bool
+    position_error: float
+    rotation_error: float
 
 
 def pose_fast(model: ArmModel, p: Sequence[float], r: Sequence[Sequence[float]]) -> FastPose | None:
-    """:func:`pose_roots` for the common case, written out for speed, with the forward kinematics of its answer.
+    """:func:`pose_roots` for the common case, written out for speed, with the errors of its answer.
 
     The single-pose hot path of ``solve_pose`` (a few microseconds in plain
     Python): where ElbowRoll's range is one-sided (NAO's), the one root of
-    :func:`pose_root`, with the wrist as the hand the recovery's equations
+    :func:`pose_root`. With the wrist as the hand the recovery's equations
     reduce to g = (Ry Rz)^T (W - E) = |g| (cos q4, sin q4 cos q3, sin q4 sin q3),
     so q4 = -+acos(g_x / |g|) (the sign of the range) and q3 = atan2(+-g_z, +-g_y).
-    The forward kinematics of the answer is then computed from the same sines
-    and cosines: the product Ry(q1) Rz(q2) [u] Rx(q3) Rz(q4) [L2] Rx(q5) [h].
-    The tests check both against :func:`pose_root` and the kinematic chain.
+    Each angle's sine and cosine come from the same numbers as the angle
+    (cos atan2(y, x) = x / |(x, y)|, ...), and the forward kinematics of the
+    answer is the product Ry(q1) Rz(q2) [u] Rx(q3) Rz(q4) [L2] Rx(q5) [h] of
+    them; the errors are measured on it. The tests check the angles against
+    :func:`pose_root` and the errors against the kinematic chain.
 
     Returns:
         The :class:`FastPose`, or None where ElbowRoll's range contains 0
@@ -171,60 +173,64 @@ def pose_fast(model: ArmModel, p: Sequence[float], r: Sequence[Sequence[float]])
     const = _constants(model)
     if const is None:
         return None
-    sign, hx, hy, hz, lw, ux, uy, s0, s1_, s2_, l1, pa, bounds = const
+    sign, hx, hy, hz, lw, ux, uy, s0, s1_, s2_, l1, pa, cpa, spa, bounds = const
+    sqrt, atan2 = math.sqrt, math.atan2
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = r
     # Wrist W = p - R h, elbow E = W - L2 R e_x; v = E - S, d = W - E.
-    wx = p[0] - (r00 * hx + r01 * hy + r02 * hz)
-    wy = p[1] - (r10 * hx + r11 * hy + r12 * hz)
-    wz = p[2] - (r20 * hx + r21 * hy + r22 * hz)
     dx, dy, dz = lw * r00, lw * r10, lw * r20
-    vx, vy, vz = wx - dx - s0, wy - dy - s1_, wz - dz - s2_
-    length = math.sqrt(vx * vx + vy * vy + vz * vz)
+    vx = p[0] - (r00 * hx + r01 * hy + r02 * hz) - dx - s0
+    vy = p[1] - (r10 * hx + r11 * hy + r12 * hz) - dy - s1_
+    vz = p[2] - (r20 * hx + r21 * hy + r22 * hz) - dz - s2_
+    rho = sqrt(vx * vx + vz * vz)
+    length = sqrt(rho * rho + vy * vy)
     # Shoulder: v = Ry(q1) Rz(q2) u, (E-S)_y = L1 sin(q2 + p), q1 = atan2(-v_z, v_x).
-    k = vy / length if length > 1e-12 else 0.0
-    k = -1.0 if k < -1.0 else 1.0 if k > 1.0 else k
-    q2 = math.asin(k) - pa
-    q1 = math.atan2(-vz, vx)
-    c1, s1 = math.cos(q1), math.sin(q1)
-    c2, s2 = math.cos(q2), math.sin(q2)
+    sa = vy / length if length > 1e-12 else 0.0
+    sa = -1.0 if sa < -1.0 else 1.0 if sa > 1.0 else sa
+    ca = sqrt(1.0 - sa * sa)
+    q2 = math.asin(sa) - pa
+    c2, s2 = ca * cpa + sa * spa, sa * cpa - ca * spa
+    q1 = atan2(-vz, vx)
+    c1, s1 = (vx / rho, -vz / rho) if rho > 1e-300 else (1.0, 0.0)
     # Elbow: g = (Ry Rz)^T d.
     gx = c1 * c2 * dx + s2 * dy - s1 * c2 * dz
     gy = -c1 * s2 * dx + c2 * dy + s1 * s2 * dz
     gz = s1 * dx + c1 * dz
-    cg = gx / lw
-    cg = -1.0 if cg < -1.0 else 1.0 if cg > 1.0 else cg
-    q4 = sign * math.acos(cg)
-    q3 = math.atan2(sign * gz, sign * gy)
-    c3, s3 = math.cos(q3), math.sin(q3)
-    c4, s4 = math.cos(q4), math.sin(q4)
-    # A = Ry(q1) Rz(q2); R4 = A Rx(q3) Rz(q4): columns x4, y4, z4.
+    c4 = gx / lw
+    c4 = -1.0 if c4 < -1.0 else 1.0 if c4 > 1.0 else c4
+    q4 = sign * math.acos(c4)
+    s4 = sign * sqrt(1.0 - c4 * c4)
+    q3 = atan2(sign * gz, sign * gy)
+    rho3 = sqrt(gy * gy + gz * gz)
+    c3, s3 = (sign * gy / rho3, sign * gz / rho3) if rho3 > 1e-300 else (math.cos(q3), math.sin(q3))
+    # A = Ry(q1) Rz(q2); R4 = A Rx(q3) Rz(q4): columns x, y, z.
     a00, a01, a02 = c1 * c2, -c1 * s2, s1
-    a10, a11 = s2, c2
     a20, a21, a22 = -s1 * c2, s1 * s2, c1
-    bx0, bx1, bx2 = c4, c3 * s4, s3 * s4
-    by0, by1, by2 = -s4, c3 * c4, s3 * c4
-    x0, x1, x2 = a00 * bx0 + a01 * bx1 + a02 * bx2, a10 * bx0 + a11 * bx1, a20 * bx0 + a21 * bx1 + a22 * bx2
-    y0, y1, y2 = a00 * by0 + a01 * by1 + a02 * by2, a10 * by0 + a11 * by1, a20 * by0 + a21 * by1 + a22 * by2
-    z0, z1, z2 = a02 * c3 - a01 * s3, -a11 * s3, a22 * c3 - a21 * s3
+    bx1, bx2, by1, by2 = c3 * s4, s3 * s4, c3 * c4, s3 * c4
+    x0, x1, x2 = a00 * c4 + a01 * bx1 + a02 * bx2, s2 * c4 + c2 * bx1, a20 * c4 + a21 * bx1 + a22 * bx2
+    y0, y1, y2 = a01 * by1 + a02 * by2 - a00 * s4, c2 * by1 - s2 * s4, a21 * by1 + a22 * by2 - a20 * s4
+    z0, z1, z2 = a02 * c3 - a01 * s3, -c2 * s3, a22 * c3 - a21 * s3
     # WristYaw: Rx(q5) = R4^T R, whose (2, 1) - (1, 2) is 2 sin q5 and (1, 1) + (2, 2) is 2 cos q5.
-    q5 = math.atan2(
-        z0 * r01 + z1 * r11 + z2 * r21 - (y0 * r02 + y1 * r12 + y2 * r22),
-        y0 * r01 + y1 * r11 + y2 * r21 + z0 * r02 + z1 * r12 + z2 * r22,
-    )
-    c5, s5 = math.cos(q5), math.sin(q5)
+    sn = z0 * r01 + z1 * r11 + z2 * r21 - (y0 * r02 + y1 * r12 + y2 * r22)
+    cs = y0 * r01 + y1 * r11 + y2 * r21 + z0 * r02 + z1 * r12 + z2 * r22
+    q5 = atan2(sn, cs)
+    rho5 = sqrt(sn * sn + cs * cs)
+    c5, s5 = (cs / rho5, sn / rho5) if rho5 > 1e-300 else (1.0, 0.0)
     q = (q1, q2, q3, q4, q5)
-    # Forward kinematics of q: R = R4 Rx(q5); hand = S + A u + L2 x + R h.
+    # Forward kinematics of q: R = R4 Rx(q5) = (x, y', z'); hand = S + A u + L2 x + R h.
     y0, y1, y2, z0, z1, z2 = (
         c5 * y0 + s5 * z0, c5 * y1 + s5 * z1, c5 * y2 + s5 * z2,
         c5 * z0 - s5 * y0, c5 * z1 - s5 * y1, c5 * z2 - s5 * y2,
     )  # fmt: skip
     lx = lw + hx
-    hand = (
-        s0 + a00 * ux + a01 * uy + lx * x0 + hy * y0 + hz * z0,
-        s1_ + a10 * ux + a11 * uy + lx * x1 + hy * y1 + hz * z1,
-        s2_ + a20 * ux + a21 * uy + lx * x2 + hy * y2 + hz * z2,
-    )
-    rot = ((x0, y0, z0), (x1, y1, z1), (x2, y2, z2))
+    ex = s0 + a00 * ux + a01 * uy + lx * x0 + hy * y0 + hz * z0 - p[0]
+    ey = s1_ + s2 * ux + c2 * uy + lx * x1 + hy * y1 + hz * z1 - p[1]
+    ez = s2_ + a20 * ux + a21 * uy + lx * x2 + hy * y2 + hz * z2 - p[2]
+    # The angle of r R^T: its trace and antisymmetric part, (r R^T)_ij = r_i0 x_j + r_i1 y_j + r_i2 z_j.
+    tr = r00 * x0 + r01 * y0 + r02 * z0 + r10 * x1 + r11 * y1 + r12 * z1 + r20 * x2 + r21 * y2 + r22 * z2
+    wx = r20 * x1 + r21 * y1 + r22 * z1 - (r10 * x2 + r11 * y2 + r12 * z2)
+    wy = r00 * x2 + r01 * y2 + r02 * z2 - (r20 * x0 + r21 * y0 + r22 * z0)
+    wz = r10 * x0 + r11 * y0 + r12 * z0 - (r00 * x1 + r01 * y1 + r02 * z1)
+    rotation_error = atan2(0.5 * sqrt(wx * wx + wy * wy + wz * wz), 0.5 * (tr - 1.0))
     violation = abs(length - l1) + max(abs(gx / lw) - 1.0, 0.0)
     outside = False
     for x, lo, hi in zip(q, *bounds):
@@ -234,7 +240,7 @@ def pose_fast(model: ArmModel, p: Sequence[float], r: Sequence[Sequence[float]])
         elif x > hi:
             violation += x - hi
             outside = True
-    return FastPose(q, violation, hand, rot, outside)
+    return FastPose(q, violation, outside, sqrt(ex * ex + ey * ey + ez * ez), rotation_error)
 
 
 _CONSTANTS: dict = {}
@@ -252,7 +258,7 @@ def _constants(model: ArmModel) -> tuple | None:
         ux, uy, _ = model.joints[2].offset
         l1, pa = upper_arm(model)
         const = (1.0 if j4.upper > 0.0 else -1.0, *model.hand_offset, model.joints[4].offset[0], ux, uy,
-                 *model.shoulder, l1, pa, (model.lower, model.upper))  # fmt: skip
+                 *model.shoulder, l1, pa, math.cos(pa), math.sin(pa), (model.lower, model.upper))  # fmt: skip
     if len(_CONSTANTS) > 64:
         _CONSTANTS.clear()
     _CONSTANTS[key] = (model, const)
