@@ -183,7 +183,11 @@ def solve_pose(
             if exact is not None:
                 q, pos, rot = exact
                 return PoseSolution(q, _names(model), True, pos, 0, name, model.arm, (), pos, rot)
-        q, _ = closed_form(model, p, r, q0)
+        q, clamped = closed_form(model, p, r, q0)
+        if mask == FULL_MASK:  # the general closed form (two ElbowRoll roots where the limits allow both)
+            pos, rot = _errors(residual(model, PoseTarget(p, r, w), q)[0], mask)
+            if pos <= tol and rot <= rtol:
+                return PoseSolution(q, _names(model), True, pos, 0, name, model.arm, clamped, pos, rot)
         seeds = [q, q0]
         if mask & POSITION_MASK == POSITION_MASK:
             seeds.append(solve(p, model, "analytic", initial=q).angles)
