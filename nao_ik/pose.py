@@ -60,8 +60,9 @@ POSITION_MASK, ROTATION_MASK, FULL_MASK = 7, 56, 63
 RUNS = 3
 #: WristYaw values of the swivel seeds, evenly across its range (plus the closed form's).
 SEED_WRISTS = 7
-#: Iteration cap of the compromise, per start.
-MAX_ITERATIONS = 100
+#: Iteration cap of the compromise; SCOUT of them from every seed, the rest from the best.
+MAX_ITERATIONS = 200
+SCOUT = 12
 #: Joint-limit slack within which a closed-form answer counts as allowed (rounding).
 SLACK = 1e-9
 #: Largest coordinate (m) and angle (rad) of a position6D.
@@ -284,10 +285,22 @@ def _swivel_seeds(model: ArmModel, p: Sequence[float], r: Rotation, wrist: float
 
 
 def _compromise(model, target, seeds, q0, mask, tol, rtol) -> tuple[PoseRun, int]:
-    """The weighted least squares from each seed: the lowest cost, or among those that reach, the nearest."""
-    runs = [pose_dls(model, target, s, MAX_ITERATIONS) for s in seeds]
+    """The weighted least squares from each seed: the lowest cost, or among those that reach, the nearest.
+
+    Every seed first gets SCOUT iterations; only the lowest-cost run goes on to convergence.
+    """
+    runs = [pose_dls(model, target, s, SCOUT) for s in seeds]
     total = sum(x.iterations for x in runs)
-    reached = [x for x in runs if all(e <= t for e, t in zip(_errors(x.residual, mask), (tol, rtol)))]
+
+    def reaching(rs: list) -> list:
+        return [x for x in rs if all(e <= t for e, t in zip(_errors(x.residual, mask), (tol, rtol)))]
+
+    if not reaching(runs):
+        best = min(runs, key=lambda x: x.cost)
+        more = pose_dls(model, target, best.q, MAX_ITERATIONS - SCOUT)
+        total += more.iterations
+        runs = [more if more.cost <= best.cost else best]
+    reached = reaching(runs)
     if reached:
         return min(reached, key=lambda x: move_time(model, x.q, q0, SCALAR)), total
     return min(runs, key=lambda x: x.cost), total
