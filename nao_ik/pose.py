@@ -65,6 +65,7 @@ MAX_ITERATIONS = 200
 SCOUT = 12
 #: Joint-limit slack within which a closed-form answer counts as allowed (rounding).
 SLACK = 1e-9
+_tuple_new = tuple.__new__
 #: Largest coordinate (m) and angle (rad) of a position6D.
 _BOUND = validate.MAX_COORDINATE
 LABELS = ("position6D x", "position6D y", "position6D z", "position6D wx", "position6D wy", "position6D wz")
@@ -167,6 +168,18 @@ def solve_pose(
     """
     model = resolve_arm(arm)
     pose = check_position6d(position6d)
+    if (
+        axis_mask == FULL_MASK and type(axis_mask) is int and method == "analytic" and weights is None
+        and tolerance == DEFAULT_TOLERANCE and rotation_tolerance == DEFAULT_ROTATION_TOLERANCE
+    ):  # fmt: skip
+        # The common call, a full pose with the defaults: the closed form at once (the start is only checked).
+        if initial is not None:
+            _start(model, initial)
+        exact = _exact(model, pose[:3], rotation_from_angles(pose[3], pose[4], pose[5]), tolerance,
+                       rotation_tolerance)  # fmt: skip
+        if exact is not None:
+            q, pos, rot = exact
+            return _tuple_new(PoseSolution, (q, _names(model), True, pos, 0, method, model.arm, (), pos, rot))
     mask = check_axis_mask(axis_mask)
     tol = validate.positive(tolerance, "tolerance")
     rtol = validate.positive(rotation_tolerance, "rotation_tolerance")

@@ -17,7 +17,8 @@ of the pose.
   same URDF, five joints active (on fewer poses: it takes milliseconds).
 
 nao-ik's analytic solver and TRAC-IK take turns on the same slices of poses
-(:func:`nao_ik.bench.interleaved_times`), so machine load falls on both alike.
+(:func:`nao_ik.bench.interleaved_times`), so machine load falls on both alike,
+after WARMUP untimed calls each.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ HAND_Z = -0.01231
 POSITION_TOL = 1e-4
 ROTATION_TOL = math.radians(0.1)
 TRACIK = "TRAC-IK (Speed)"
+#: Untimed calls of each fast solver before the measurement.
+WARMUP = 200
 IKPY = "ikpy (orientation all)"
 
 
@@ -213,6 +216,11 @@ def run(arm: str, count: int, slow: int, seed: int, rounds: int, out=sys.stdout)
     if tracik is not None:
         calls[TRACIK] = lambda i: answers[TRACIK].append(tracik(poses[i], quats[i], seed_q))
     order = list(range(count))
+    for call in calls.values():  # warm-up, untimed: the first calls of a process run slower
+        for i in order[:WARMUP]:
+            call(i)
+    for name in answers:
+        answers[name].clear()
     times = interleaved_times(calls, order, rounds=rounds)
     rows = [_row(name, arm, poses, answers[name], times[name]) for name in calls]
     sub = poses[:slow]

@@ -225,25 +225,26 @@ def pose_fast(model: ArmModel, p: Sequence[float], r: Sequence[Sequence[float]])
     ex = s0 + a00 * ux + a01 * uy + lx * x0 + hy * y0 + hz * z0 - p[0]
     ey = s1_ + s2 * ux + c2 * uy + lx * x1 + hy * y1 + hz * z1 - p[1]
     ez = s2_ + a20 * ux + a21 * uy + lx * x2 + hy * y2 + hz * z2 - p[2]
-    # The angle of r R^T: its trace and antisymmetric part, (r R^T)_ij = r_i0 x_j + r_i1 y_j + r_i2 z_j.
-    tr = r00 * x0 + r01 * y0 + r02 * z0 + r10 * x1 + r11 * y1 + r12 * z1 + r20 * x2 + r21 * y2 + r22 * z2
-    wx = r20 * x1 + r21 * y1 + r22 * z1 - (r10 * x2 + r11 * y2 + r12 * z2)
-    wy = r00 * x2 + r01 * y2 + r02 * z2 - (r20 * x0 + r21 * y0 + r22 * z0)
-    wz = r10 * x0 + r11 * y0 + r12 * z0 - (r00 * x1 + r01 * y1 + r02 * z1)
-    rotation_error = atan2(0.5 * sqrt(wx * wx + wy * wy + wz * wz), 0.5 * (tr - 1.0))
-    violation = abs(length - l1) + max(abs(gx / lw) - 1.0, 0.0)
-    outside = False
-    for x, lo, hi in zip(q, *bounds):
-        if x < lo:
-            violation += lo - x
-            outside = True
-        elif x > hi:
-            violation += x - hi
-            outside = True
-    return FastPose(q, violation, outside, sqrt(ex * ex + ey * ey + ez * ez), rotation_error)
+    # The angle between r and the answer's rotation (x, y, z) from their chordal distance:
+    # |r - R|_F = 2 sqrt(2) sin(angle / 2), precise down to the smallest angles.
+    d00, d01, d02 = r00 - x0, r01 - y0, r02 - z0
+    d10, d11, d12 = r10 - x1, r11 - y1, r12 - z1
+    d20, d21, d22 = r20 - x2, r21 - y2, r22 - z2
+    chord = sqrt(d00 * d00 + d01 * d01 + d02 * d02 + d10 * d10 + d11 * d11 + d12 * d12 + d20 * d20 + d21 * d21
+                 + d22 * d22) * _HALF_SQRT_HALF  # fmt: skip
+    rotation_error = 2.0 * math.asin(chord if chord < 1.0 else 1.0)
+    lo1, lo2, lo3, lo4, lo5, hi1, hi2, hi3, hi4, hi5 = bounds
+    violation = abs(length - l1) + (abs(gx / lw) - 1.0 if abs(gx) > lw else 0.0)
+    outside = not (lo1 <= q1 <= hi1 and lo2 <= q2 <= hi2 and lo3 <= q3 <= hi3 and lo4 <= q4 <= hi4 and lo5 <= q5 <= hi5)
+    if outside:
+        for x, lo, hi in zip(q, bounds[:5], bounds[5:]):
+            violation += max(lo - x, 0.0) + max(x - hi, 0.0)
+    return _tuple_new(FastPose, (q, violation, outside, sqrt(ex * ex + ey * ey + ez * ez), rotation_error))
 
 
 _CONSTANTS: dict = {}
+_HALF_SQRT_HALF = 0.5 * math.sqrt(0.5)
+_tuple_new = tuple.__new__
 
 
 def _constants(model: ArmModel) -> tuple | None:
@@ -258,7 +259,7 @@ def _constants(model: ArmModel) -> tuple | None:
         ux, uy, _ = model.joints[2].offset
         l1, pa = upper_arm(model)
         const = (1.0 if j4.upper > 0.0 else -1.0, *model.hand_offset, model.joints[4].offset[0], ux, uy,
-                 *model.shoulder, l1, pa, math.cos(pa), math.sin(pa), (model.lower, model.upper))  # fmt: skip
+                 *model.shoulder, l1, pa, math.cos(pa), math.sin(pa), model.lower + model.upper)  # fmt: skip
     if len(_CONSTANTS) > 64:
         _CONSTANTS.clear()
     _CONSTANTS[key] = (model, const)
