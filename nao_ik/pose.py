@@ -185,7 +185,8 @@ def solve_pose(
     rtol = validate.positive(rotation_tolerance, "rotation_tolerance")
     if mask == POSITION_MASK:
         sol = solve(pose[:3], model, resolve_method(method), initial, tol)
-        return PoseSolution(*sol, position_error=sol.error, rotation_error=0.0)
+        same = {k: v for k, v in sol._asdict().items() if k in PoseSolution._fields}
+        return PoseSolution(**same, position_error=sol.error, rotation_error=0.0)
     name = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
     w = _weights(weights, mask)
     q0 = model.neutral if initial is None else _start(model, initial)
