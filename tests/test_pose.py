@@ -213,10 +213,19 @@ def test_position_first_by_default_and_weights_change_the_compromise():
     assert not turn.reached
 
 
-def test_out_of_reach_is_finite_and_not_reached():
-    sol = nao_ik.solve_pose([0.5, 0.4, 0.6, 0.3, -0.2, 1.0], "LArm")
-    assert not sol.reached and sol.position_error > 0.2
-    assert all(math.isfinite(a) for a in sol.angles) and arm_model("LArm").within_limits(sol.angles)
+def test_out_of_reach_and_half_turns_are_finite_and_not_reached():
+    model = arm_model("LArm")
+    far = nao_ik.solve_pose([0.5, 0.4, 0.6, 0.3, -0.2, 1.0], "LArm")
+    assert not far.reached and far.position_error > 0.2
+    q = [0.4, 0.3, -0.6, -1.0, 0.2]
+    half = rotate(forward_pose(model, q), [0.3, -1.0, 0.2], math.pi)  # the log map's singular point
+    full = nao_ik.solve_pose(half, "LArm", 63, initial=q)
+    assert not full.reached and full.position_error <= 1e-4  # position first
+    turned = nao_ik.solve_pose(half, "LArm", 56, initial=q)  # the orientation alone: another posture has it
+    assert turned.reached
+    for sol in (far, full, turned):
+        assert all(math.isfinite(a) for a in sol.angles) and model.within_limits(sol.angles)
+        assert math.isfinite(sol.position_error) and math.isfinite(sol.rotation_error)
 
 
 @pytest.mark.parametrize("mask", [56, 7 | 8, 7 | 32, 1 | 2 | 4 | 16 | 32, 8 | 16 | 32 | 4, 1 | 4 | 8 | 16])

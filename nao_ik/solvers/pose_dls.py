@@ -100,6 +100,8 @@ def _jacobian(res: Sequence[float], ch, w: np.ndarray) -> np.ndarray:
     k = np.array([[0.0, -e2, e1], [e2, 0.0, -e0], [-e1, e0, 0.0]])
     if theta < 1e-6:
         coef = 1.0 / 12.0
+    elif math.sin(theta) < 1e-6:  # a half turn: the log map's derivative is unbounded there; keep it finite
+        coef = 1.0 / theta**2
     else:
         coef = 1.0 / theta**2 - (1.0 + math.cos(theta)) / (2.0 * theta * math.sin(theta))
     jr_inv = np.eye(3) + 0.5 * k + coef * (k @ k)
