@@ -248,7 +248,8 @@ def _print(arm: str, rows: list[PoseRow], count: int, slow: int, seed: int, has_
           "| rotation error median / max (deg) | out-of-limit answers | median speed-up against TRAC-IK |", file=out)
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
     for r in rows:
-        speed = f"{ref.median_us / r.median_us:.1f} x" if ref else "-"
+        ratio = ref.median_us / r.median_us if ref else 0.0
+        speed = (f"{ratio:.1f} x" if ratio >= 1 else f"{ratio:.2g} x") if ref else "-"
         print(
             f"| {r.method} | {r.poses} | {r.success * 100:.1f} % | {r.median_us:,.1f} us | {r.p99_us:,.1f} us "
             f"| {r.pos_median_mm:.2e} / {r.pos_max_mm:.2e} | {r.rot_median_deg:.2e} / {r.rot_max_deg:.2e} "
