@@ -36,6 +36,7 @@ from . import validate
 from .all_solutions import solve_all
 from .api import METHODS, resolve_method, solve
 from .model import ARMS, ArmModel, arm_model
+from .pose import POSE_METHODS, POSITION_MASK, check_axis_mask, check_position6d, forward_pose, solve_pose
 from .track import track_path, validate_points
 
 _private = qi.nobind  # helpers are not published over qi
@@ -113,6 +114,36 @@ class NaoArmIK:
         path = validate_points(points)
         return self._call("trackPath", lambda: self._track(arm, path, method))
 
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.Dynamic, qi.String])
+    def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> dict:
+        """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
+
+        ``axisMask`` (1..63: X 1, Y 2, Z 4, WX 8, WY 16, WZ 32) selects the
+        components that count, as in ALMotion.setPositions; ``method`` one of
+        the pose methods (any position method with axisMask 7), "" the
+        default. Answers like ``reachToWithArm`` plus ``position6D``,
+        ``axisMask``, ``positionError`` (m) and ``orientationError`` (rad).
+        """
+        request = _pose_request(arm, position6D, axisMask, method)
+        return self._call("reachToPose", lambda: self._reach_pose(*request, move=True))
+
+    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.Dynamic, qi.String])
+    def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> dict:
+        """The answer ``reachToPose`` would send, without moving the robot."""
+        request = _pose_request(arm, position6D, axisMask, method)
+        return self._call("computePose", lambda: self._reach_pose(*request, move=False))
+
+    @qi.bind(qi.List(qi.Double), [qi.String])
+    def getPose(self, arm: Any) -> list:
+        """The named arm's hand pose [x, y, z, wx, wy, wz] (FRAME_TORSO) from the robot's sensed angles."""
+        arm = validate.arm(arm)
+
+        def work() -> list:
+            _, model, current = self._arm_state(arm, motors=False)
+            return [float(v) for v in forward_pose(current, model)]
+
+        return self._call("getPose", work)
+
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self) -> list:
         """The IK methods this service knows."""
@@ -181,6 +212,45 @@ class NaoArmIK:
             f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
         )
         return result
+
+    @_private
+    def _reach_pose(self, arm: str, pose: tuple, mask: int, method: str, move: bool) -> dict:
+        motion, model, start = self._arm_state(arm, motors=move)
+        names = list(model.names)
+        t0 = time.perf_counter()
+        sol = solve_pose(pose, model, mask, initial=start, method=method)
+        solve_ms = (time.perf_counter() - t0) * 1e3
+        angles = [float(a) for a in sol.angles]
+        # Last line of defence, as in _reach: nothing non-finite or out of limits is sent.
+        if not all(math.isfinite(a) for a in angles):
+            raise RuntimeError(f"{method} produced a non-finite angle for {list(pose)}; nothing sent")
+        safe = list(model.clamp(angles))
+        if move:
+            self._motion_call(motion, "setAngles", names, safe, self._speed)
+        seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(safe, start, model.joints)) / self._speed
+        self._log.info(
+            f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
+            f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
+            f"{solve_ms:.2f}ms"
+        )
+        return {
+            "arm": arm,
+            "method": sol.method,
+            "position6D": list(pose),
+            "axisMask": mask,
+            "names": names,
+            "angles": safe,
+            "reached": bool(sol.reached),
+            "error": float(sol.error),
+            "positionError": float(sol.position_error),
+            "orientationError": float(sol.rotation_error),
+            "iterations": int(sol.iterations),
+            "solveTimeMs": float(solve_ms),
+            "clamped": [n for n, a, b in zip(names, angles, safe) if a != b],
+            "moved": bool(move),
+            "jointChange": float(max(abs(a - b) for a, b in zip(safe, start))),
+            "moveSeconds": float(seconds),
+        }
 
     @_private
     def _track(self, arm: str, path: Any, method: Any) -> dict:
@@ -284,6 +354,19 @@ class NaoArmIK:
 
 def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
+
+
+def _pose_request(arm: Any, position6d: Any, mask: Any, method: Any) -> tuple:
+    """(arm, position6D, axisMask, method) of a pose call, validated; "" is the default method."""
+    arm = validate.arm(arm)
+    pose = check_position6d(position6d)
+    mask = check_axis_mask(mask)
+    name = DEFAULT_METHOD if method == "" else method
+    if mask == POSITION_MASK:
+        name = resolve_method(name)
+    else:
+        name = validate.choice(name, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
+    return arm, pose, mask, name
 
 
 def _first_line(e: Exception) -> str:

@@ -12,10 +12,11 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity"),
+    ("api", "all_solutions", "continuity", "pose"),
     (
         "track",
         "bench",
+        "pose_bench",
         "report",
         "report_alone",
         "report_stats",
