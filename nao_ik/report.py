@@ -280,7 +280,7 @@ def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
     """Largest joint jump between consecutive answers along reachable straight paths, each from the previous."""
     model = arm_model(ARM)
     paths = random_lines(ARM, size.paths, size.path_points, seed + 7)
-    methods = ["fabrik", "jacobian-pinv", "dls", "sdls", "nn", "nn-refined", "nn-modular", ALMOTION]
+    methods = ["analytic", "fabrik", "jacobian-pinv", "dls", "sdls", "nn", "nn-refined", "nn-modular", ALMOTION]
     methods += [IKPY] if ik else []
     lines = ["| method | paths | median of the largest jump (rad) | worst jump (rad) | paths with a jump > 0.5 rad | "
              "points reached |", "|---|---|---|---|---|---|"]  # fmt: skip
