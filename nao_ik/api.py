@@ -16,6 +16,9 @@ METHODS: tuple[str, ...] = tuple(SOLVERS) + tuple(ALIASES)
 
 DEFAULT_TOLERANCE = 1e-4
 
+#: solve_batch works through at most this many targets at a time (bounded memory).
+BATCH_BLOCK = 50_000
+
 ArmLike = Union[str, ArmModel]
 
 
@@ -108,7 +111,7 @@ def solve_batch(
     """
     model = resolve_arm(arm)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
-    t = _finite_array(targets, "targets", (-1, 3))
+    t = validate.array(targets, "targets", 3)
     far = np.abs(t) > validate.MAX_COORDINATE
     if far.any():
         row, col = np.argwhere(far)[0]
@@ -117,12 +120,18 @@ def solve_batch(
     if initial is None:
         q0 = np.tile(np.asarray(model.neutral), (n, 1))
     else:
-        q0 = _finite_array(initial, "initial", (-1, 5))
+        q0 = validate.array(initial, "initial", 5)
         if q0.shape[0] == 1:
             q0 = np.tile(q0, (n, 1))
         elif q0.shape[0] != n:
             raise ValueError(f"initial must be (5,) or ({n}, 5), got {q0.shape}")
         q0 = np.clip(q0, model.lower, model.upper)
+    if n > BATCH_BLOCK:  # in blocks: each target's answer is its own, memory stays bounded
+        parts = [solve_batch(t[i : i + BATCH_BLOCK], model, method, q0[i : i + BATCH_BLOCK], tol, cap)
+                 for i in range(0, n, BATCH_BLOCK)]  # fmt: skip
+        arrays = [np.concatenate([getattr(p, f) for p in parts]) for f in ("angles", "reached", "error", "iterations")]
+        clamped_all = np.concatenate([p.clamped for p in parts])
+        return BatchSolution(arrays[0], model.names, *arrays[1:], spec.name, model.arm, clamped_all)
     if n == 0:
         empty = np.zeros(0)
         none = np.zeros((0, 5), dtype=bool)
@@ -144,18 +153,3 @@ def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:
     model = resolve_arm(arm)
     return kinematics.forward(model, validate.vector(angles, 5, "angles"))
 
-
-def _finite_array(value: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers") from None
-    if a.ndim == 1 and a.shape[0] == shape[1]:
-        a = a[None, :]
-    if a.ndim != 2 or a.shape[1] != shape[1]:
-        raise ValueError(f"{name} must have shape (N, {shape[1]}), got {a.shape}")
-    bad = ~np.isfinite(a)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise ValueError(f"{name}[{row}, {col}] must be finite, got {a[row, col]!r}")
-    return a
