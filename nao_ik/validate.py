@@ -27,7 +27,7 @@ def number(value: Any, name: str) -> float:
             return value
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        shown = f"a string {_show(value)}" if isinstance(value, (str, bytes)) else _show(value)
+        shown = f"a string {show(value)}" if isinstance(value, (str, bytes)) else show(value)
         raise ValueError(f"{name} must be a finite number, got {shown}")
     try:
         x = float(value)
@@ -41,7 +41,7 @@ def number(value: Any, name: str) -> float:
 def vector(value: Any, length: int, name: str, labels: Sequence[str] | None = None) -> tuple[float, ...]:
     """A sequence (list, tuple, 1-d array) of ``length`` finite numbers; maps and sets are refused (no order)."""
     if not isinstance(value, (list, tuple, np.ndarray)) or (isinstance(value, np.ndarray) and value.ndim != 1):
-        raise ValueError(f"{name} must be a sequence of {length} numbers (list, tuple), got {_show(value)}")
+        raise ValueError(f"{name} must be a sequence of {length} numbers (list, tuple), got {show(value)}")
     if len(value) != length:
         raise ValueError(f"{name} must have {length} values, got {len(value)}")
     labels = labels or [f"{name}[{i}]" for i in range(length)]
@@ -58,23 +58,28 @@ def target(value: Any) -> tuple[float, float, float]:
     """A Cartesian target ``[x, y, z]`` in metres, each within +-MAX_COORDINATE."""
     labels = ("target x", "target y", "target z")
     t = vector(value, 3, "target", labels)
-    for v, label in zip(t, labels):
-        if abs(v) > MAX_COORDINATE:
-            raise ValueError(f"{label} must be within +-{MAX_COORDINATE:g} m (FRAME_TORSO metres), got {v!r}")
-    return t  # type: ignore[return-value]
+    return tuple(target_coordinate(v, label) for v, label in zip(t, labels))  # type: ignore[return-value]
+
+
+def target_coordinate(value: Any, label: str) -> float:
+    """One target coordinate: a finite number within +-MAX_COORDINATE metres."""
+    v = number(value, label)
+    if abs(v) > MAX_COORDINATE:
+        raise ValueError(f"{label} must be within +-{MAX_COORDINATE:g} m (FRAME_TORSO metres), got {v!r}")
+    return v
 
 
 def arm(value: Any) -> str:
     """``"LArm"`` or ``"RArm"``."""
     if not isinstance(value, str) or value not in ARMS:
-        raise ValueError(f"unknown arm {_show(value)}: expected one of {', '.join(ARMS)}")
+        raise ValueError(f"unknown arm {show(value)}: expected one of {', '.join(ARMS)}")
     return value
 
 
 def choice(value: Any, options: Sequence[str], what: str) -> str:
     """One of a fixed set of strings."""
     if not isinstance(value, str) or value not in options:
-        raise ValueError(f"unknown {what} {_show(value)}: expected one of {', '.join(options)}")
+        raise ValueError(f"unknown {what} {show(value)}: expected one of {', '.join(options)}")
     return value
 
 
@@ -89,7 +94,7 @@ def positive(value: Any, name: str) -> float:
 def count(value: Any, name: str) -> int:
     """A whole number >= 1."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a whole number >= 1, got {_show(value)}")
+        raise ValueError(f"{name} must be a whole number >= 1, got {show(value)}")
     return int(value)
 
 
@@ -116,13 +121,13 @@ def array(value: Any, name: str, width: int) -> np.ndarray:
         ValueError: naming ``name``, the shape or the first bad entry.
     """
     if isinstance(value, (Mapping, Set, str, bytes)):
-        raise ValueError(f"{name} must be an array of numbers, got {_show(value)}")
+        raise ValueError(f"{name} must be an array of numbers, got {show(value)}")
     if not isinstance(value, np.ndarray):
         _no_hidden_booleans(value, name)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):  # ragged
-        raise ValueError(f"{name} must be an array of numbers, got {_show(value)}") from None
+        raise ValueError(f"{name} must be an array of numbers, got {show(value)}") from None
     if raw.dtype.kind not in "iuf":
         kind = _KINDS.get(raw.dtype.kind, f"{raw.dtype} values")
         raise ValueError(f"{name} must be an array of numbers (real), got {kind}")
@@ -148,10 +153,10 @@ def _no_hidden_booleans(value: Any, name: str) -> None:
         items = row if isinstance(row, (list, tuple)) else (row,)
         for v in items:
             if isinstance(v, (bool, np.bool_)):
-                raise ValueError(f"{name}[{i}] must hold numbers, got {_show(v)}")
+                raise ValueError(f"{name}[{i}] must hold numbers, got {show(v)}")
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
     """The value (shortened), its kind named where its repr could pass for a number or a list."""
     kind = next((label for types, label in _LABELS if isinstance(value, types)), None)
     text = repr(value)
