@@ -8,8 +8,9 @@ specification in :data:`SPECS`; declared maximum sizes (path length) are
 checked before any element is looked at.
 
 What libqi lets through and what not (libqi 3.1.5, measured): a Python
-``set`` arrives as a tuple (its order is then whatever the caller's set had),
-``bytes`` as a string, ``complex`` cannot be sent at all (the caller's libqi
+``set`` arrives as a tuple (in whatever order the caller's set had), so
+path points must be lists (a tuple is refused as "a tuple or a set");
+``bytes`` arrives as a string, and ``complex`` cannot be sent at all (the caller's libqi
 refuses it). The whole argument is converted to Python objects before the
 method runs (``qi.Dynamic`` and ``qi.AnyArguments`` alike), so the size of a
 message is bounded below libqi, by its maximum payload (see
@@ -39,9 +40,18 @@ def _method(value: Any) -> str:
 
 
 def _points(value: Any) -> np.ndarray:
-    if not isinstance(value, (list, tuple)):
-        raise ValueError(f"points must be a list of [x, y, z] targets, got {validate.show(value)}")
-    return validate_points(value)  # its size first (at most MAX_POINTS), then each point
+    if not isinstance(value, list):
+        raise ValueError(f"points must be a list of [x, y, z] targets, got {_kind(value)}{validate.show(value)}")
+    path = validate_points(value)  # its size first (at most MAX_POINTS), then each point
+    for i, p in enumerate(value):  # the points are lists: a set would arrive as a tuple, in its own order
+        if not isinstance(p, list):
+            raise ValueError(f"points[{i}] must be a list [x, y, z], got {_kind(p)}{validate.show(p)}")
+    return path
+
+
+def _kind(value: Any) -> str:
+    """libqi delivers a Python set (and a tuple) as a tuple: say so."""
+    return "a tuple or a set (send a list) " if isinstance(value, tuple) else ""
 
 
 def _coordinate(label: str) -> Callable[[Any], float]:
