@@ -77,7 +77,7 @@ class MotionLink:
     def _wait(self, fut: Any, what: str, limit: float, proxy: Any, unreachable: bool = False) -> Any:
         if fut.wait(int(limit * 1000)) == qi.FutureState.Running:
             fut.cancel()
-            raise RuntimeError(f"{what} did not answer within {limit:g} s (time budget); nothing more was sent")
+            raise RuntimeError(f"{what} did not answer within {limit:.2f} s (time budget); nothing more was sent")
         if fut.hasError():
             self._drop(proxy)
             if unreachable:

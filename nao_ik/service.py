@@ -25,7 +25,7 @@ reach or a new path on an arm stops the path running there (within one
 and the speed and method queries never wait for a path.
 
 Time: every ALMotion call has a budget (:data:`nao_ik.motion_link.MOTION_TIMEOUT`),
-every call a budget of :data:`CALL_BUDGET` (a path: that, plus 20 ms per
+every call a budget of :data:`CALL_BUDGET` (a path: that, plus 40 ms per
 point); a call over its budget answers an error and sends nothing more.
 
 Motors: the service does not switch motors on by itself. If an arm's
@@ -59,8 +59,10 @@ LOG_CATEGORY = "nao_ik.NaoArmIK"
 DEFAULT_METHOD = "dls"
 DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
-#: Seconds a call may take, from its arrival to its answer (a path: plus CYCLE per point).
+#: Seconds a call may take, from its arrival to its answer (a path: plus PATH_POINT_BUDGET per point).
 CALL_BUDGET = 10.0
+#: A path's extra budget per point: its 20 ms cycle and up to 20 ms to compute it.
+PATH_POINT_BUDGET = CYCLE + 0.02
 #: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
 WORKERS = 8
 
@@ -75,7 +77,7 @@ class NaoArmIK:
         session: a qi session connected to the robot's service directory.
         speed: default ``fractionMaxSpeed`` for ``setAngles``.
         motion_timeout: seconds each ALMotion call may take.
-        call_budget: seconds each call may take (a path: plus 20 ms per point).
+        call_budget: seconds each call may take (a path: plus 40 ms per point).
     """
 
     def __init__(
@@ -143,7 +145,7 @@ class NaoArmIK:
         early, ``""`` if it did not).
         """
         a = self._decode("trackPath", (arm, points, method))
-        extra = len(a["points"]) * CYCLE
+        extra = len(a["points"]) * PATH_POINT_BUDGET
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
     @qi.bind(qi.Bool, [qi.Dynamic])
