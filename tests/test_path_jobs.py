@@ -3,7 +3,6 @@
 import time
 
 import numpy as np
-import pytest
 
 from nao_ik.service import CYCLE
 from tests.qi_fixtures import qi
