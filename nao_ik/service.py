@@ -288,11 +288,13 @@ class NaoArmIK:
             if not all(math.isfinite(q) for qs in safe for q in qs):
                 raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
             t0 = time.monotonic()
-            sent = 0
-            for k, q in enumerate(safe):
-                # One command per ALMotion cycle (20 ms); a stop request ends the wait at once.
-                if job.stop.wait(max(0.0, t0 + k * CYCLE - time.monotonic())):
+            sent, last = 0, t0 - CYCLE
+            for q in safe:
+                # One command per ALMotion cycle (20 ms), never two within one cycle even after a
+                # late one; a stop request ends the wait at once.
+                if job.stop.wait(max(0.0, last + CYCLE - time.monotonic())):
                     break
+                last = time.monotonic()
                 self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
                 sent += 1
         finally:
