@@ -288,14 +288,15 @@ class NaoArmIK:
             if not all(math.isfinite(q) for qs in safe for q in qs):
                 raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
             t0 = time.monotonic()
-            sent, last = 0, t0 - CYCLE
+            sent, done = 0, t0 - CYCLE
             for q in safe:
-                # One command per ALMotion cycle (20 ms), never two within one cycle even after a
-                # late one; a stop request ends the wait at once.
-                if job.stop.wait(max(0.0, last + CYCLE - time.monotonic())):
+                # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
+                # last one, so a late command is never followed by one within the same cycle. A stop
+                # request ends the wait at once.
+                if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
-                last = time.monotonic()
                 self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+                done = time.monotonic()
                 sent += 1
         finally:
             channel.release(job)
