@@ -1,15 +1,15 @@
 # Two commands for a fresh machine: `make demo` and `make test`.
 # Each creates .venv if it is missing and installs the project into it.
 PYTHON ?= python3
-# Extras to install: dev (tests, lint), compare (ikpy, for the report); add train to
-# cross-check RPROP against PyTorch.
-EXTRAS ?= dev,compare
+# Extras to install: dev (tests, lint), compare (ikpy, for the report), view (the live
+# 3-D view: viser); add train to cross-check RPROP against PyTorch.
+EXTRAS ?= dev,compare,view
 VENV := .venv
 BIN := $(VENV)/bin
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test soak bench report lint clean
+.PHONY: demo test soak bench report lint clean view-screenshot view-cost
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
+# The live view is on while the demo runs: open the address it prints.
 demo: $(STAMP)
-	$(BIN)/nao-ik demo
+	$(BIN)/nao-ik demo --view
 
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
@@ -35,6 +36,14 @@ report: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/nao-ik bench --out docs/bench.md
+
+# The README's picture of the live view (needs Chromium: apt-get install chromium).
+view-screenshot: $(STAMP)
+	$(BIN)/nao-ik view --screenshot docs/view.png
+
+# The view's CPU cost to the simulated robot, with and without a browser (needs Chromium).
+view-cost: $(STAMP)
+	$(BIN)/nao-ik view-cost --seconds 30 --rounds 2 --out docs/view-cost.md
 
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests

@@ -1,11 +1,12 @@
 """Every way the arm can put its hand on a point: ``solve_all``.
 
 A hand position leaves one degree of freedom of the arm free, the elbow's
-swivel about the shoulder-to-hand line (see :mod:`nao_ik.swivel`); at each
+swivel about the shoulder-to-hand line (see :mod:`nao_ik.geometry.swivel`); at each
 swivel ElbowRoll has two roots, the branches (only near a stretched arm with
 a turned wrist do both fit the limits). The joint limits cut the swivel
 circle of each branch into intervals. ``solve_all`` finds those intervals
-exactly (to 1e-6 rad) and gives exact configurations across them.
+in closed form (:mod:`nao_ik.geometry.intervals`) and gives exact
+configurations across them.
 """
 
 from __future__ import annotations
@@ -17,13 +18,10 @@ import numpy as np
 
 from . import validate
 from .api import ArmLike, resolve_arm
+from .geometry.intervals import SLACK, all_intervals
+from .geometry.swivel import point
 from .kinematics import forward_batch
 from .ops import ARRAY
-from .swivel import point
-
-#: Grid on which intervals are first found, then refined by bisection.
-GRID_STEP = math.radians(1.0)
-REFINE = 20  # 1 degree / 2^20 ~ 1.7e-8 rad
 
 
 class Branch(NamedTuple):
@@ -68,43 +66,8 @@ def _violations(model, t: np.ndarray, wrist: float, phi: np.ndarray, branch: int
     return np.stack(np.broadcast_arrays(*q), axis=1), np.broadcast_to(vio, (n,))
 
 
-def _refine(model, t, wrist, branch, inside: float, outside: float) -> float:
-    for _ in range(REFINE):
-        mid = 0.5 * (inside + outside)
-        ok = _violations(model, t, wrist, np.array([mid]), branch)[1][0] == 0
-        inside, outside = (mid, outside) if ok else (inside, mid)
-    return inside
-
-
-def swivel_intervals(model, t: np.ndarray, wrist: float, branch: int) -> list[tuple[float, float]]:
-    """The allowed swivel intervals of one branch, refined at their ends."""
-    grid = np.arange(-math.pi, math.pi, GRID_STEP)
-    ok = _violations(model, t, wrist, grid, branch)[1] == 0
-    if not ok.any():
-        return []
-    if ok.all():
-        return [(-math.pi, math.pi)]
-    out = []
-    n = grid.size
-    start = int(np.argmin(ok))  # begin scanning at an infeasible cell so runs do not wrap
-    k = 0
-    while k < n:
-        i = (start + k) % n
-        if ok[i]:
-            j = k
-            while j + 1 < n and ok[(start + j + 1) % n]:
-                j += 1
-            first, last = grid[i], grid[(start + j) % n]
-            lo = _refine(model, t, wrist, branch, first, first - GRID_STEP)
-            hi = _refine(model, t, wrist, branch, last, last + GRID_STEP)
-            if hi < lo:  # the run crosses +-pi: split it
-                out += [(lo, math.pi), (-math.pi, hi)]
-            else:
-                out.append((lo, hi))
-            k = j + 1
-        else:
-            k += 1
-    return sorted(out)
+#: Most configurations ``solve_all`` returns (a finer ``step_deg`` is refused beyond it).
+MAX_SOLUTIONS = 10_000
 
 
 def solve_all(
@@ -136,13 +99,15 @@ def solve_all(
     wrist = validate.number(wrist, "wrist")
     step = math.radians(validate.positive(step_deg, "step_deg"))
     intervals, samples = [], []
+    exact = all_intervals(model, t, wrist) if swivel is None else ([], [])
+    if swivel is None and sum(int((hi - lo) / step) + 1 for ivs in exact for lo, hi in ivs) > MAX_SOLUTIONS:
+        raise ValueError(f"step_deg {step_deg!r} would give more than {MAX_SOLUTIONS} solutions: use a larger step")
     for branch in (0, 1):
         if swivel is not None:
             phi = validate.number(swivel, "swivel")
             samples += [(branch, phi)]
             continue
-        for lo, hi in swivel_intervals(model, t, wrist, branch):
-            lo, hi = float(lo), float(hi)
+        for lo, hi in exact[branch]:
             intervals.append((branch, lo, hi))
             count = max(1, int((hi - lo) / step))
             samples += [(branch, float(p)) for p in np.linspace(lo, hi, count + 1)]
@@ -152,7 +117,7 @@ def solve_all(
         if phis.size == 0:
             continue
         q, vio = _violations(model, t, wrist, phis, branch)
-        keep = vio == 0
+        keep = vio <= SLACK
         q = np.clip(q[keep], model.lower, model.upper)  # only rounding at interval ends
         err = np.linalg.norm(forward_batch(model, q) - t, axis=1)
         solutions += [Branch(branch, float(p), tuple(map(float, a)), float(e)) for p, a, e in zip(phis[keep], q, err)]

@@ -46,7 +46,7 @@ def _settings(model: ArmModel, method: Any, tolerance: Any, max_iterations: Any)
 def solve(
     target: Sequence[float],
     arm: ArmLike = "LArm",
-    method: str = "fabrik",
+    method: str = "analytic",
     initial: Sequence[float] | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,
@@ -58,8 +58,11 @@ def solve(
         arm: ``"LArm"``, ``"RArm"``, or an :class:`ArmModel` (runtime limits).
         method: one of :data:`METHODS`.
         initial: the five start angles (the robot's current ones, for smooth
-            motion); clamped into the limits. Default: the model's neutral
-            posture. WristYaw keeps its start value.
+            motion); clamped into the limits. Given, every method answers on
+            its side: no joint moves more than 0.05 rad beyond what the nearest
+            exact solution needs (see :mod:`nao_ik.solvers.driver`). Default:
+            the model's neutral posture, without that rule. WristYaw keeps its
+            start value.
         tolerance: success distance, metres (default 0.1 mm).
         max_iterations: cap per start; default per method.
 
@@ -75,20 +78,24 @@ def solve(
     t = validate.target(target)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
     q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
-    run = run_single(spec, model, t, q0, tol, cap)
+    run = run_single(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = model.clamp(run.q)
     if list(angles) == list(run.q):
         error = float(run.error)
     else:  # defensive: a solver's angles are already within the limits
         error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
     clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
-    return Solution(angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped)
+    shortfall = None if run.shortfall is None else float(run.shortfall)
+    return Solution(
+        angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped, shortfall,
+        bool(run.refined),
+    )  # fmt: skip
 
 
 def solve_batch(
     targets: Any,
     arm: ArmLike = "LArm",
-    method: str = "dls",
+    method: str = "analytic",
     initial: Any = None,
     tolerance: float = DEFAULT_TOLERANCE,
     max_iterations: int | None = None,
@@ -138,14 +145,17 @@ def solve_batch(
         return BatchSolution(
             np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none
         )
-    run = run_batch(spec, model, t, q0, tol, cap)
+    run = run_batch(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = np.clip(run.q, model.lower, model.upper)
     if np.array_equal(angles, run.q):
         error = np.asarray(run.error, dtype=float)
     else:  # defensive: a solver's angles are already within the limits
         error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
     clamped = run.clamped if run.clamped is not None else np.zeros((n, 5), dtype=bool)
-    return BatchSolution(angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped)
+    return BatchSolution(
+        angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped, run.shortfall,
+        run.refined,
+    )  # fmt: skip
 
 
 def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:

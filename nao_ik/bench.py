@@ -179,6 +179,8 @@ def run(
     single: int = 10_000,
     seed: int = 0,
     out=sys.stdout,
+    paths: int = 0,
+    unreachable: int = 0,
 ) -> list[BenchRow]:
     """Run the benchmark and print a markdown table as rows complete."""
     methods = list(methods or SOLVERS)
@@ -197,7 +199,71 @@ def run(
     print(file=out)
     each = ", ".join(f"{arm} {us:.1f} µs" for arm, us in fk.items())
     print(f"x FK: median solve / median forward-kinematics call of the arm ({each} in this run).", file=out)
+    if paths:
+        print_continuity(arms, methods, paths, out)
+    if unreachable:
+        print_unreachable(arms, methods, unreachable, out)
     return rows
+
+
+def unreachable_targets(arm: str, per_kind: int, seed: int = 0) -> np.ndarray:
+    """(3 * per_kind, 3) targets no configuration reaches: beyond full stretch, inside the
+    smallest shoulder-hand distance the limits allow, and behind the back."""
+    from .solvers.driver import reach_range
+
+    model = arm_model(arm)
+    s, rng = np.array(model.shoulder), np.random.default_rng(seed)
+    near, far = reach_range(model)
+    side = 1.0 if arm == "LArm" else -1.0
+    out = []
+    for _ in range(per_kind):
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        b = np.array([-abs(rng.normal()) - 0.5, side * rng.normal() * 0.3, rng.normal() * 0.3])
+        out += [s + d * rng.uniform(far + 0.01, far + 0.2), s + d * rng.uniform(0.0, 0.9 * near),
+                s + b / np.linalg.norm(b) * rng.uniform(0.05, 0.2)]  # fmt: skip
+    return np.array(out)
+
+
+def print_unreachable(arms: Sequence[str], methods: Sequence[str], per_kind: int, out=sys.stdout) -> None:
+    """The unreachable table: how much farther than attainable each method's answer ends."""
+    from .geometry.closest import closest
+
+    print(file=out)
+    print(f"Unreachable: {3 * per_kind} targets per arm ({per_kind} beyond full stretch, inside the inner limit, "
+          "behind the back), from the neutral posture; excess = the answer's distance to the target minus the "
+          "closest attainable distance (nao_ik.geometry.closest).", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | method | mean excess (mm) | max excess (mm) | refined |", file=out)
+    print("|---|---|---|---|---|", file=out, flush=True)
+    for arm in arms:
+        model = arm_model(arm)
+        targets = unreachable_targets(arm, per_kind, seed=7)
+        best = np.array([closest(model, t, model.neutral).distance for t in targets])
+        for m in methods:
+            sols = [api.solve(t, arm, m) for t in targets]
+            excess = np.array([s.error for s in sols]) - best
+            print(f"| {arm} | {m} | {1e3 * excess.mean():.4f} | {1e3 * excess.max():.4f} | "
+                  f"{sum(s.refined for s in sols)} / {len(sols)} |", file=out, flush=True)  # fmt: skip
+
+
+def print_continuity(arms: Sequence[str], methods: Sequence[str], paths: int, out=sys.stdout) -> None:
+    """The continuity table: answers along joint-space lines, each from the previous answer."""
+    from .continuity import POINTS, SLACK, joint_paths, measure
+
+    print(file=out)
+    print(f"Continuity: {paths} straight joint-space lines of {POINTS} points per arm, each point solved from the "
+          f"previous answer; a jump moves a joint more than the line's own step + {SLACK} rad; forced: no solution "
+          "was that close to the arm's posture.", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | method | steps | jumps | forced | avoidable | worst excess (rad) |", file=out)
+    print("|---|---|---|---|---|---|---|", file=out, flush=True)
+    for i, arm in enumerate(arms):
+        lines = joint_paths(arm, paths, seed=1 + i)
+        for m in methods:
+            c = measure(m, arm, lines)
+            print(f"| {arm} | {m} | {c.steps} | {100 * c.jumps / c.steps:.2f} % | {100 * c.forced / c.steps:.2f} % | "
+                  f"{100 * (c.jumps - c.forced) / c.steps:.2f} % | {c.worst:.3f} |", file=out, flush=True)  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--methods", nargs="+", choices=api.METHODS, help="methods (default: all)")
     p.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--paths", type=int, default=30, help="joint-space lines per arm for the continuity table (0: none)")
+    p.add_argument("--unreachable", type=int, default=20, help="unreachable targets per kind and arm (0: none)")
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
     import io
@@ -226,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         def flush(self) -> None:
             sys.stdout.flush()
 
-    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee())
+    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee(), paths=a.paths, unreachable=a.unreachable)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write(

@@ -4,7 +4,7 @@ Off-line: the posture space (hand position relative to the shoulder, x, y, z,
 and the elbow swivel v, the arm's redundancy) is cut into D_x x D_y x D_z x
 D_v cells. Random in-limit configurations are generated, their postures
 computed by forward kinematics, and each is filed into its cell and its
-solution branch (the ElbowRoll root, see :mod:`nao_ik.swivel`). For every
+solution branch (the ElbowRoll root, see :mod:`nao_ik.geometry.swivel`). For every
 (cell, branch) with enough samples a model is fitted by least squares: the
 paper's linear theta = A [x, y, z, v, 1] (its equation (4)), plus the products
 of the offsets where the cell holds three times as many samples (see
@@ -31,10 +31,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from .geometry.swivel import swivel_of
 from .kinematics import forward_batch
 from .model import MIRROR_ANGLES, MIRROR_TARGET, ArmModel, arm_model
 from .nn.data import random_configurations
-from .swivel import swivel_of
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "cells.npz"
 REACH = 0.222  # metres: the posture box is the shoulder +- REACH

@@ -13,7 +13,8 @@ USAGE = """usage: nao-ik COMMAND [options]
 
 commands:
   demo     simulated robot + service in one process: reach targets with every method, table and picture
-  sim      run a simulated robot (stub ALMotion) on a loopback qi session
+  sim      run a simulated robot (stub ALMotion) on a loopback qi session (--view: with a live 3-D view)
+  view     a live 3-D view of a robot in the browser, a target to drag; record and replay (extra 'view')
   serve    register the NaoArmIK service on a robot (or a simulated one) and keep it registered
   reach    call NaoArmIK.reachTo once and print the answer
   check    wait until NaoArmIK is registered on a robot and answers
@@ -22,6 +23,7 @@ commands:
   report   the paper's experiments reproduced and the alternatives compared (markdown + figures)
   loadtest several clients calling reachTo at once against a simulated robot
   train    train the networks from scratch (nn, nn-paper, the paper's hidden-unit sweep)
+  view-cost  the CPU the view costs a simulated robot, with and without a browser (extra 'view')
 
 Run 'nao-ik COMMAND --help' for the options of a command.
 """
@@ -66,12 +68,40 @@ def sim_main(argv: Sequence[str]) -> int:
     )
     p.add_argument("--listen", default="tcp://127.0.0.1:9559", help="listen URL (default tcp://127.0.0.1:9559)")
     p.add_argument("--apps-dir", help="also offer a PackageManager that installs packages into this folder")
+    p.add_argument("--view", action="store_true", help="also serve a live 3-D view of the robot (extra 'view')")
+    p.add_argument("--view-host", default="127.0.0.1", help="address of the view's page (default 127.0.0.1)")
+    p.add_argument("--view-port", type=int, default=8080, help="its port (default 8080, or the next free one)")
+    p.add_argument("--view-rate", type=float, default=50.0, help="joint readings per second while watched (default 50)")
+    p.add_argument("--record", metavar="FILE", help="with --view: write the joint trajectories to FILE (JSON lines)")
     a = p.parse_args(argv)
+    if a.record and not a.view:
+        p.error("--record needs --view")
+    if not 0 < a.view_rate <= 50:
+        p.error(f"--view-rate must be in (0, 50] Hz, got {a.view_rate:g}")
     quiet_qi()
+
+    def ready(url: str) -> None:
+        print(f"simulated robot listening at {url}", flush=True)
+
+    if a.view:
+        view = _import_view(p, "cli")
+        view.run_sim_view(a.listen, view.view_options(a, "view-"), ready, apps_dir=a.apps_dir)
+        return 0
     from .server import run_sim
 
-    run_sim(a.listen, ready=lambda url: print(f"simulated robot listening at {url}", flush=True), apps_dir=a.apps_dir)
+    run_sim(a.listen, ready=ready, apps_dir=a.apps_dir)
     return 0
+
+
+def _import_view(p: argparse.ArgumentParser, module: str):
+    """A module of the optional viewer, or a usage error saying how to install it."""
+    import importlib
+
+    try:
+        import viser  # noqa: F401
+    except ImportError:
+        p.error("the view needs the 'view' extra: pip install 'nao-ik[view]'")
+    return importlib.import_module(f".view.{module}", __package__)
 
 
 def serve_main(argv: Sequence[str]) -> int:
@@ -146,7 +176,7 @@ def reach_main(argv: Sequence[str]) -> int:
     p.add_argument("x", type=float)
     p.add_argument("y", type=float)
     p.add_argument("z", type=float)
-    p.add_argument("--method", default="dls", help="IK method (default dls)")
+    p.add_argument("--method", default="analytic", help="IK method (default analytic)")
     p.add_argument("--arm", default="auto", choices=["auto", "LArm", "RArm"], help="default: by the side of y")
     p.add_argument("--compute-only", action="store_true", help="compute the angles without moving the robot")
     p.add_argument("--wake-up", action="store_true", help="call ALMotion.wakeUp() first (motors on)")
@@ -246,6 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo import main as run
     elif command == "sim":
         run = sim_main
+    elif command in ("view", "view-cost"):
+        view = _import_view(argparse.ArgumentParser(prog=f"nao-ik {command}"), "cli" if command == "view" else "cost")
+        quiet_qi()
+        run = view.main
     elif command == "serve":
         run = serve_main
     elif command == "reach":

@@ -47,8 +47,22 @@ class Reach(NamedTuple):
     angles: list
 
 
-def run_demo(out_dir: str = "demo_out", methods: Sequence[str] | None = None, speed: float = 1.0) -> list[Reach]:
-    """Run the demo; print the table; write ``demo.png`` and ``demo.md`` into ``out_dir``."""
+def run_demo(
+    out_dir: str = "demo_out",
+    methods: Sequence[str] | None = None,
+    speed: float = 1.0,
+    view_port: int | None = None,
+    view_wait: float = 0.0,
+) -> list[Reach]:
+    """Run the demo; print the table; write ``demo.png`` and ``demo.md`` into ``out_dir``.
+
+    Args:
+        out_dir: where ``demo.png`` and ``demo.md`` go.
+        methods: the methods to run (default: all).
+        speed: fractionMaxSpeed of the simulated motions.
+        view_port: if given, serve the live view (:mod:`nao_ik.view`) on this port while the demo runs.
+        view_wait: seconds the view stays up after the last reach.
+    """
     import qi
 
     from sim_stub.robot import SimulatedRobot
@@ -67,6 +81,12 @@ def run_demo(out_dir: str = "demo_out", methods: Sequence[str] | None = None, sp
         ik = user.service("NaoArmIK")
         motion = user.service("ALMotion")
         print(f"simulated robot at {robot.url}; NaoArmIK registered; methods: {', '.join(ik.getMethods())}")
+        viewer = None
+        if view_port is not None:
+            from .view.viewer import Viewer, ViewOptions
+
+            viewer = Viewer(robot.motion, user, ViewOptions(port=view_port), source=f"nao-ik demo, {robot.url}")
+            print(f"view: {viewer.url}  (open it in a browser while the demo runs)", flush=True)
         motion.wakeUp()
         ik.setSpeed(speed)
         for method in methods:
@@ -74,6 +94,8 @@ def run_demo(out_dir: str = "demo_out", methods: Sequence[str] | None = None, sp
                 t0 = time.perf_counter()
                 r = ik.reachTo(*target, method)
                 rtt = (time.perf_counter() - t0) * 1e3
+                if viewer is not None:
+                    viewer.note_reach(target, dict(r))
                 _wait_until_still(motion, r["names"], r["angles"])
                 hand = motion.getPosition(r["arm"], 0, True)[:3]
                 rows.append(
@@ -98,6 +120,11 @@ def run_demo(out_dir: str = "demo_out", methods: Sequence[str] | None = None, sp
             t0 = time.perf_counter()
             motion.getAngles(names, True)
             plain.append((time.perf_counter() - t0) * 1e3)
+        if viewer is not None:
+            if view_wait > 0:
+                print(f"view: {viewer.url} stays open {view_wait:g} s", flush=True)
+                time.sleep(view_wait)
+            viewer.stop()
         motion.rest()
         user.close()
         server.close()
@@ -195,8 +222,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", default="demo_out", help="folder for demo.png and demo.md (default demo_out)")
     p.add_argument("--methods", nargs="+", choices=METHODS, help="methods (default: all)")
     p.add_argument("--speed", type=float, default=1.0, help="fractionMaxSpeed of the simulated motions (default 1.0)")
+    p.add_argument("--view", action="store_true", help="serve the live 3-D view while the demo runs (extra 'view')")
+    p.add_argument("--view-port", type=int, default=8080, help="the view's port (default 8080, or the next free one)")
+    p.add_argument("--view-wait", type=float, default=0.0, help="seconds the view stays up after the reaches")
     a = p.parse_args(argv)
-    run_demo(a.out, a.methods, a.speed)
+    if a.view:
+        try:
+            import viser  # noqa: F401
+        except ImportError:
+            p.error("--view needs the 'view' extra: pip install 'nao-ik[view]'")
+    run_demo(a.out, a.methods, a.speed, a.view_port if a.view else None, a.view_wait)
     return 0
 
 

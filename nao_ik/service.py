@@ -7,7 +7,7 @@ Register it on a session connected to a robot (or to ``nao-ik sim``)::
 and call it from anywhere on that robot's service directory::
 
     ik = session.service("NaoArmIK")
-    ik.reachTo(0.15, 0.10, 0.05, "dls")
+    ik.reachTo(0.15, 0.10, 0.05, "analytic")
 
 Guarantees: every argument is checked (by :mod:`nao_ik.qi_args`, on the
 values as the caller sent them) before anything else happens; the angles sent
@@ -56,7 +56,7 @@ from .track import track_path
 _private = qi.nobind  # helpers are not published over qi
 
 LOG_CATEGORY = "nao_ik.NaoArmIK"
-DEFAULT_METHOD = "dls"
+DEFAULT_METHOD = "analytic"
 DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
 #: Seconds a call may take, from its arrival to its answer (a path: plus PATH_POINT_BUDGET per point).
@@ -250,6 +250,9 @@ class NaoArmIK:
                 raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
             safe = list(model.clamp(angles))
             clamped = [n for n, q, s in zip(names, angles, safe) if q != s]
+            change = max(abs(q - q0) for q, q0 in zip(safe, start))
+            # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
+            seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
             if move:
                 if time.monotonic() > end:
                     raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
@@ -273,6 +276,8 @@ class NaoArmIK:
             "solveTimeMs": float(solve_ms),
             "clamped": clamped,
             "moved": bool(move),
+            "jointChange": float(change),
+            "moveSeconds": float(seconds),
         }
 
     @_private

@@ -49,6 +49,16 @@ class Track(NamedTuple):
     arm: str
 
 
+def reach(target: Sequence[float], model: ArmModel, initial: Sequence[float] | None, iterations: int | None) -> tuple:
+    """The reaching motion of Oyama & Tachi's controller: damped least squares from ``initial``.
+
+    Returns:
+        (angles, reached).
+    """
+    sol = solve(target, model, "dls", initial=initial, max_iterations=iterations)
+    return sol.angles, sol.reached
+
+
 def validate_points(points: Any) -> np.ndarray:
     """A path: a list of 1..MAX_POINTS targets [x, y, z]."""
     if isinstance(points, (str, bytes)) or not hasattr(points, "__len__"):
@@ -92,7 +102,7 @@ def track_path(
     if name == "nn-modular":
         from .nn import modular
 
-        theta, phi_m = modular.path_inverse(model, modular.shipped(), x, initial)
+        theta, phi_m = modular.path_inverse(model, modular.shipped(), x, reach, initial)
         return follow(model, x, theta, phi_m, alpha)._replace(method=name)
 
     def phi(target: np.ndarray, previous: np.ndarray | None) -> np.ndarray:

@@ -4,10 +4,10 @@ import numpy as np
 
 import nao_ik
 from nao_ik import cells
+from nao_ik.geometry.swivel import swivel_of
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
-from nao_ik.swivel import swivel_of
 
 
 def test_a_small_table_is_addressed_as_the_paper_says():

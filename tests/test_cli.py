@@ -99,16 +99,26 @@ def test_demo_prints_the_table_and_draws(tmp_path, capsys):
 
 def test_bench_prints_a_table(tmp_path, capsys):
     out_file = tmp_path / "bench.md"
-    assert bench.main(["--targets", "60", "--single", "20", "--methods", "fabrik", "dls", "--out", str(out_file)]) == 0
+    args = ["--targets", "60", "--single", "20", "--methods", "fabrik", "dls", "--paths", "1", "--unreachable", "1",
+            "--out", str(out_file)]  # fmt: skip
+    assert bench.main(args) == 0
     text = out_file.read_text()
-    assert text.count("| LArm |") == 2 and text.count("| RArm |") == 2
-    assert "| out of limits |" in text
+    main, continuity = text.split("Continuity:")
+    assert main.count("| LArm |") == 2 and main.count("| RArm |") == 2
+    assert "| out of limits |" in main
     # Every row reports zero out-of-limit answers.
     assert all(
         line.rstrip().endswith("| 0 |")
-        for line in text.splitlines()
+        for line in main.splitlines()
         if line.startswith("| LArm") or line.startswith("| RArm")
     )
+    # The continuity table: one row per arm and method, 59 steps on one line of 60 points;
+    # the unreachable table: one row per arm and method, 3 targets each.
+    continuity, unreachable = continuity.split("Unreachable:")
+    rows = [line for line in continuity.splitlines() if line.startswith("| LArm") or line.startswith("| RArm")]
+    assert len(rows) == 4 and all("| 59 |" in r for r in rows)
+    rows = [line for line in unreachable.splitlines() if line.startswith("| LArm") or line.startswith("| RArm")]
+    assert len(rows) == 4 and all(r.endswith("/ 3 |") for r in rows)
 
 
 def test_bench_methods_take_turns():

@@ -11,7 +11,7 @@ from nao_ik.bench import sample_targets
 from nao_ik.model import arm_model
 from nao_ik.nn import modular as M
 from nao_ik.nn import modular_learning as L
-from nao_ik.track import random_lines, track_path
+from nao_ik.track import random_lines, reach, track_path
 
 
 def held_out(n, seed=123):
@@ -127,7 +127,7 @@ def test_tracking_with_one_expert_and_feedback_beats_the_model_alone():
         hands = kinematics.forward_batch(model, tr.angles)
         np.testing.assert_allclose(np.linalg.norm(hands - p[: len(hands)], axis=1), tr.errors, atol=1e-12)
         tracked.extend(tr.errors[1:])
-        _, phi = M.path_inverse(model, mod, p)
+        _, phi = M.path_inverse(model, mod, p, reach)
         alone.extend(np.linalg.norm(kinematics.forward(model, phi(x)) - x) for x in p[1:])
     assert np.sqrt(np.mean(np.square(tracked))) < 0.5 * np.sqrt(np.mean(np.square(alone)))
 

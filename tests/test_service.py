@@ -218,3 +218,17 @@ def test_an_out_of_limit_answer_is_clamped_and_reported(awake, mocker):
     assert r["clamped"] == ["LElbowYaw"]
     assert awake.moves()[-1]["angles"][2] == pytest.approx(arm_model("LArm").upper[2])
     assert awake.stub.getViolations() == []
+
+
+def test_the_answer_says_what_the_arm_will_do(awake):
+    awake.ik.setSpeed(0.5)
+    start = awake.motion.getAngles(list(arm_model("LArm").names), True)
+    plan = awake.ik.computeAngles("LArm", 0.15, 0.12, 0.08, "")
+    assert plan["method"] == "analytic" and plan["reached"] and plan["error"] < 1e-9
+    model = arm_model("LArm")
+    change = max(abs(a - b) for a, b in zip(plan["angles"], start))
+    seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(plan["angles"], start, model.joints)) / 0.5
+    assert plan["jointChange"] == pytest.approx(change, abs=1e-9)
+    assert plan["moveSeconds"] == pytest.approx(seconds, abs=1e-9)
+    done = awake.ik.reachToWithArm("LArm", 0.15, 0.12, 0.08, "")
+    assert done["angles"] == pytest.approx(plan["angles"], abs=1e-12) and done["moveSeconds"] > 0

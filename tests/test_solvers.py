@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 import nao_ik
 from nao_ik import kinematics
+from nao_ik.geometry.recovery import recover_angles
+from nao_ik.geometry.swivel import swivel_configurations
 from nao_ik.model import arm_model
 from nao_ik.ops import ARRAY, SCALAR
 from nao_ik.solvers import ITERATIVE, SOLVERS
-from nao_ik.solvers.fabrik import recover_angles
-from nao_ik.swivel import swivel_configurations
 
 METHODS = list(ITERATIVE)  # the network methods have tests of their own (test_nn.py)
 ARMS = ["LArm", "RArm"]
@@ -234,8 +234,8 @@ def test_batch_of_nothing():
 
 
 def test_shoulder_trigonometry_without_trigonometry_is_exact():
+    from nao_ik.geometry.recovery import shoulder_solution
     from nao_ik.ops import ARRAY
-    from nao_ik.solvers.fabrik import shoulder_solution
 
     model = arm_model("LArm")
     v = np.random.default_rng(5).normal(size=(1000, 3))
@@ -256,5 +256,10 @@ def test_a_batch_in_blocks_equals_one_block(method, monkeypatch):
     monkeypatch.setattr(driver, "BLOCK", 128)
     blocks = nao_ik.solve_batch(targets, "RArm", method, initial=initial)
     for a, b in zip(whole, blocks):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            # The networks' float32 matrix products round differently at other
+            # matrix sizes (OpenBLAS edge kernels, even on one thread: 1e-5
+            # measured), which moves a predicted swivel by ~1e-6 rad.
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
+        elif isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)

@@ -5,7 +5,7 @@
   inverse of a redundant arm is multi-valued, so the same region of targets
   comes with very different angles and a network can only average them.
 - :func:`swivel_samples`: the same targets, each paired with the elbow
-  swivel (see :mod:`nao_ik.swivel`) chosen by one fixed rule: the one
+  swivel (see :mod:`nao_ik.geometry.swivel`) chosen by one fixed rule: the one
   nearest to a preferred swivel among those the joint limits allow. Its
   configuration reaches the target exactly.
 """
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..geometry.swivel import swivel_configurations
 from ..kinematics import forward_batch
 from ..model import ArmModel
-from ..swivel import swivel_configurations
 
 #: The preferred swivel, radians: the elbow out to the side and a little
 #: down, the angle that the limits allow for the most targets (66 % of them,

@@ -7,6 +7,8 @@ of how it was made (seed, data size, epochs, final errors).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import threading
 from pathlib import Path
@@ -72,6 +74,28 @@ class MLP(NamedTuple):
 
 _LOCAL = threading.local()
 
+#: Batches from this many rows run their matrix products on one BLAS thread:
+#: a multi-threaded OpenBLAS only waits on matrices this small (measured 3.5x
+#: slower at 10,000 targets), and its partition of the rows depends on the
+#: batch size, which changed float32 results between block sizes.
+ONE_THREAD_ROWS = 64
+
+
+@functools.cache
+def _controller():
+    """threadpoolctl's controller, or None where threadpoolctl is not installed."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # the core needs numpy only; then BLAS keeps its threads
+        return None
+    return ThreadpoolController()
+
+
+def _one_blas_thread():
+    """A context in which BLAS uses one thread (scoped to the call, no environment variable)."""
+    c = _controller()
+    return contextlib.nullcontext() if c is None else c.limit(limits=1, user_api="blas")
+
 
 def _buffer(layer: int, shape: tuple) -> np.ndarray:
     """A float32 work array for one layer and shape, reused by the calling thread."""
@@ -103,6 +127,12 @@ class Folded(NamedTuple):
     def __call__(self, targets: np.ndarray) -> np.ndarray:
         """Outputs for targets (N, 3) or one target (3,)."""
         h = np.asarray(targets, dtype=np.float32)
+        if h.ndim > 1 and h.shape[0] >= ONE_THREAD_ROWS:
+            with _one_blas_thread():
+                return self._run(h)
+        return self._run(h)
+
+    def _run(self, h: np.ndarray) -> np.ndarray:
         rows = h.shape[:-1]
         for i, (w, b, a) in enumerate(zip(self.weights, self.biases, self.activations)):
             # Layers write into buffers kept per thread and shape: fresh

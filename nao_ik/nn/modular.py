@@ -188,8 +188,13 @@ def _posture(model: ArmModel, ex: Expert) -> np.ndarray:
     return ex.posture * _MQ if model.is_right else ex.posture
 
 
+#: The reaching motion: (target, model, start, max_iterations) -> (angles, reached). The
+#: caller passes the solver (this layer is below the solvers): :func:`nao_ik.track.reach`.
+Reach = Callable[[Sequence[float], ArmModel, Sequence[float] | None, int | None], tuple]
+
+
 def path_inverse(
-    model: ArmModel, mod: Modular, points: np.ndarray, initial: Sequence[float] | None = None
+    model: ArmModel, mod: Modular, points: np.ndarray, reach: Reach, initial: Sequence[float] | None = None
 ) -> tuple[np.ndarray, Callable[..., np.ndarray]]:
     """Section 3, step (1): the expert for a path, and a precise solution of its first point.
 
@@ -200,21 +205,19 @@ def path_inverse(
     Returns:
         (theta(0), Phi: (point, previous angles, unused) -> that expert's answer, clamped).
     """
-    from ..api import solve
-
     wrist = float(model.neutral[4] if initial is None else initial[4])
     ends = points[[0, -1]]
     outs = answers(model, mod, ends, wrist)
     p = predicted_errors(model, ends, outs).sum(axis=1)
     theta = None
     for i in np.argsort(p, kind="stable"):
-        sol = solve(points[0].tolist(), model, "dls", initial=outs[i, 0].tolist(), max_iterations=REACH_ITERATIONS)
-        if sol.reached:
-            theta, chosen = np.asarray(sol.angles), int(i)
+        angles, reached = reach(points[0].tolist(), model, outs[i, 0].tolist(), REACH_ITERATIONS)
+        if reached:
+            theta, chosen = np.asarray(angles), int(i)
             break
     if theta is None:  # no expert reaches: the best predicted, from a full solve
         chosen = int(np.argmin(p))
-        theta = np.asarray(solve(points[0].tolist(), model, "dls", initial=initial).angles)
+        theta = np.asarray(reach(points[0].tolist(), model, initial, None)[0])
 
     def phi(target: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
         return answers(model, mod, np.asarray(target, dtype=float)[None], wrist, only=(chosen,))[0, 0]

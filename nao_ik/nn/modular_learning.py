@@ -18,7 +18,7 @@ import numpy as np
 
 from ..kinematics import forward_batch
 from ..model import arm_model
-from ..track import TrackFigures, follow, random_lines, track_figures, track_path
+from ..track import TrackFigures, follow, random_lines, reach, track_figures, track_path
 from .data import random_configurations
 from .modular import PRECISE, R_SIM, REACH_ITERATIONS, Expert, Modular, path_inverse, select
 from .train import Adam, gradients, init_mlp
@@ -81,7 +81,7 @@ def tracking(mod: Modular, paths: Sequence[np.ndarray]) -> TrackFigures:
         :class:`~nao_ik.track.TrackFigures`.
     """
     model = arm_model("LArm")
-    return track_figures([follow(model, path, *path_inverse(model, mod, path)) for path in paths])
+    return track_figures([follow(model, path, *path_inverse(model, mod, path, reach)) for path in paths])
 
 
 def _new_expert(posture: np.ndarray, rng: np.random.Generator, shoulder: np.ndarray) -> tuple[Expert, Adam]:
@@ -126,7 +126,7 @@ class _Learner:
         if targets.shape[0] == 0:
             return np.zeros((0, 5)), np.zeros(0, dtype=bool)
         spec = SOLVERS["dls"]._replace(restarts=False)
-        run = run_batch(spec, self.model, targets, starts, PRECISE, REACH_ITERATIONS)
+        run = run_batch(spec, self.model, targets, starts, PRECISE, REACH_ITERATIONS, continuous=False)
         return run.q, run.error <= PRECISE
 
     def trial_batch(self, x: np.ndarray) -> dict:

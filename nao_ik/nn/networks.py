@@ -3,7 +3,7 @@
 - ``nn-paper`` reproduces Poddighe (2013): target -> the four angles, 3-40-4
   sigmoid, RPROP, trained on random configurations (a multi-valued inverse).
 - ``nn`` learns only what a hand position leaves open, the elbow swivel
-  (see :mod:`nao_ik.swivel`), as (cos, sin), from a single-valued rule; the
+  (see :mod:`nao_ik.geometry.swivel`), as (cos, sin), from a single-valued rule; the
   arm's geometry then gives the joint angles exactly (:func:`nn_angles`).
 
 Both are trained for the left arm; the right arm is its mirror image through
@@ -242,8 +242,8 @@ def nn_angles(
         (angles (N, 5) unclamped, feasible (N,)): where no tried swivel is
         allowed, the predicted one is returned (its angles then need clamping).
     """
+    from ..geometry.swivel import point
     from ..ops import ARRAY
-    from ..swivel import point
 
     t = [targets[:, 0], targets[:, 1], targets[:, 2]]
     w = np.asarray(wrist, dtype=float)

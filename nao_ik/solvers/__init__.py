@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .analytic import analytic_start
 from .base import BatchSolution, Run, Solution, SolverSpec
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
@@ -10,12 +11,16 @@ from .network import cells_start, hold_loop, modular_seeds, modular_start, paper
 SOLVERS: dict[str, SolverSpec] = {
     s.name: s
     for s in (
+        SolverSpec(
+            "analytic", dls_loop, 100, "closed form: the exact solution nearest to the start posture", analytic_start,
+            False,
+        ),
         SolverSpec("fabrik", fabrik_loop, 100, "FABRIK on shoulder/elbow/hand, limits projected every pass"),
         SolverSpec("jacobian-transpose", transpose_loop, 1000, "Jacobian transpose with Buss's optimal step"),
         SolverSpec("jacobian-pinv", pinv_loop, 100, "SVD pseudoinverse, 1 % singular cutoff, step halving"),
         SolverSpec("dls", dls_loop, 100, "damped least squares, damping shrinking with the error"),
         SolverSpec("sdls", sdls_loop, 200, "Buss & Kim selectively damped least squares"),
-        SolverSpec("nn-paper", hold_loop, 0, "the paper's 3-40-4 sigmoid MLP (RPROP)", paper_start, False),
+        SolverSpec("nn-paper", hold_loop, 0, "the paper's 3-40-4 sigmoid MLP (RPROP)", paper_start, False, None, True),
         SolverSpec(
             "nn", hold_loop, 0, "MLP predicts the elbow swivel; geometry gives exact angles", swivel_start, False
         ),
@@ -30,7 +35,8 @@ SOLVERS: dict[str, SolverSpec] = {
             modular_seeds,
         ),
         SolverSpec(
-            "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False
+            "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False,
+            None, True,
         ),
     )
 }

@@ -31,6 +31,13 @@ class Solution(NamedTuple):
         clamped: joints whose raw value (a network's output) was outside the
             limits and was clamped; empty for the iterative solvers, which
             stay inside the limits throughout.
+        shortfall: metres by which the hand is farther from the target than
+            the arm can get (0 when reached; an unreachable target's answer is
+            the closest attainable pose, :mod:`nao_ik.geometry.closest`).
+            None for the papers' approximations (``nn-paper``, ``cells``),
+            which keep their own answers.
+        refined: True where the method's own answer stopped farther than
+            attainable and was replaced by the closest attainable pose.
     """
 
     angles: tuple[float, ...]
@@ -41,6 +48,8 @@ class Solution(NamedTuple):
     method: str
     arm: str
     clamped: tuple[str, ...] = ()
+    shortfall: float | None = 0.0
+    refined: bool = False
 
 
 class BatchSolution(NamedTuple):
@@ -55,6 +64,8 @@ class BatchSolution(NamedTuple):
         method: the solver.
         arm: the arm.
         clamped: (N, 5) bool, as :attr:`Solution.clamped`.
+        shortfall: (N,) metres, as :attr:`Solution.shortfall` (NaN for the papers' approximations).
+        refined: (N,) bool, as :attr:`Solution.refined`.
     """
 
     angles: np.ndarray
@@ -65,19 +76,24 @@ class BatchSolution(NamedTuple):
     method: str
     arm: str
     clamped: np.ndarray | None = None
+    shortfall: np.ndarray | None = None
+    refined: np.ndarray | None = None
 
 
 class Run(NamedTuple):
     """What a solver loop returns: final angles (5 components), error, iterations.
 
     ``clamped`` (5 flags, or None) marks joints of a network's raw answer that
-    were clamped into the limits.
+    were clamped into the limits. ``shortfall`` and ``refined``: see
+    :class:`Solution` (set by the driver).
     """
 
     q: list
     error: Any
     iterations: Any
     clamped: Any = None
+    shortfall: Any = 0.0
+    refined: Any = False
 
 
 # A start rule: (model, target components, caller's start, ops) -> (start
@@ -105,6 +121,9 @@ class SolverSpec(NamedTuple):
         restarts: whether a failed first attempt is retried from other seeds.
         seeds: the method's own restart postures, tried before the common
             ones: (model, targets (N, 3), WristYaw (N,)) -> (N, K, 5).
+        own_answer: the method keeps its own answer even where it jumps away
+            from the start posture (the papers' approximations, reproduced
+            as published); every other method answers on the start's side.
     """
 
     name: str
@@ -114,3 +133,4 @@ class SolverSpec(NamedTuple):
     start: Start | None = None
     restarts: bool = True
     seeds: Callable[[ArmModel, np.ndarray, np.ndarray], np.ndarray] | None = None
+    own_answer: bool = False

@@ -1,8 +1,17 @@
-"""Running a solver loop: restarts from other seeds, and batches with compaction.
+"""Running a solver loop: continuity, restarts from other seeds, and batches with compaction.
 
 A solver loop is stateless between iterations (its state is the joint angles),
 so a batch can be run in chunks of iterations, dropping finished targets
 between chunks, with the same answers as one long run.
+
+Continuity: an arm moves from where it is. A failed start restarts first from
+the exact solution nearest to the start posture
+(:func:`nao_ik.geometry.nearest.nearest`), then from the other seeds; and an
+answer that moves some joint more than JUMP_SLACK further than that nearest
+solution needs (the method converged on another swivel or branch, or a network
+chose one) continues from the nearest solution instead, which is exact, so the
+loop only confirms it. The papers' approximations (``own_answer``) keep their
+own answers.
 """
 
 from __future__ import annotations
@@ -11,10 +20,12 @@ from typing import Sequence
 
 import numpy as np
 
+from ..geometry.closest import closest
+from ..geometry.nearest import nearest
+from ..geometry.swivel import swivel_seeds
 from ..kinematics import forward, forward_batch
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
-from ..swivel import swivel_seeds
 from .base import Run, SolverSpec
 from .network import hold_loop
 
@@ -22,6 +33,13 @@ from .network import hold_loop
 #: swivel configurations nearest to the limits, then joint-space seeds.
 SWIVEL_RESTARTS = 4
 JOINT_RESTARTS = 16
+
+#: An answer farther than the closest attainable pose by more than this (metres) is replaced by it.
+REFINE = 1e-8
+
+#: Radians a joint may move beyond what the nearest exact solution needs (0.04: the nearest in move
+#: time may move a joint up to 15 % more than the smallest raw change, as the velocities differ).
+JUMP_SLACK = 0.04
 
 
 def _halton(i: int, base: int) -> float:
@@ -100,12 +118,40 @@ _REACH: dict = {}
 
 
 def run_single(
-    spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float, max_iter: int
+    spec: SolverSpec,
+    model: ArmModel,
+    target: Sequence[float],
+    q0: Sequence[float],
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
 ) -> Run:
-    """One target: the caller's start, then the restart seeds until one reaches.
+    """One target: :func:`_single`, then the closest attainable pose where the answer stopped short of it."""
+    run = _single(spec, model, target, q0, tol, max_iter, continuous)
+    if spec.own_answer:
+        return run._replace(shortfall=None)
+    if run.error <= tol:
+        return run._replace(shortfall=0.0)
+    best = closest(model, target, q0)
+    if run.error > best.distance + REFINE:
+        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True)
+    return run._replace(shortfall=max(float(run.error) - best.distance, 0.0))
+
+
+def _single(
+    spec: SolverSpec,
+    model: ArmModel,
+    target: Sequence[float],
+    q0: Sequence[float],
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
+    """One target: the caller's start, then the nearest exact solution and the restart seeds until one reaches.
 
     Returns:
-        The best run (lowest error) with iterations summed over every start.
+        The best run (lowest error) with iterations summed over every start,
+        on the start posture's side (see the module docstring).
     """
     if spec.start:
         # A caller already at the target keeps its posture (no needless jump).
@@ -114,9 +160,42 @@ def run_single(
             return here
     start, clamped = spec.start(model, target, q0, SCALAR) if spec.start else (q0, None)
     best = spec.loop(model, target, start, tol, max_iter, SCALAR)._replace(clamped=clamped)
+    if spec.own_answer or not continuous:
+        return _restarted(spec, model, target, q0, tol, max_iter, best)
+    near = None
+    if best.error <= tol:
+        if _jump(best.q, q0) <= JUMP_SLACK:
+            return best
+        near = nearest(model, target, q0, SCALAR)
+        if not near.found or _jump(best.q, q0) <= _jump(near.q, q0) + JUMP_SLACK:
+            return best
     total = best.iterations
+    if near is None and _far(model, np.asarray(target)[None, :])[0]:
+        return best
+    near = near or nearest(model, target, q0, SCALAR)
+    seeds = [model.clamp(near.q)] if near.found else []
+    if spec.restarts:
+        seeds += _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist()
+    first = best
+    for seed in seeds:
+        run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
+        total += run.iterations
+        if first.error <= tol:  # a jump replaced by the nearest exact solution
+            best = run if run.error <= tol else first
+            break
+        if run.error < best.error:
+            best = run
+        if best.error <= tol:
+            break
+    return Run(best.q, best.error, total, best.clamped if best is first else None)
+
+
+def _restarted(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float,
+               max_iter: int, best: Run) -> Run:  # fmt: skip
+    """Without the continuity rule: the restart seeds after a failed start, best run kept."""
     if best.error <= tol or not spec.restarts or _far(model, np.asarray(target)[None, :])[0]:
         return best
+    total = best.iterations
     for seed in _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist():
         run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
         total += run.iterations
@@ -125,6 +204,11 @@ def run_single(
         if best.error <= tol:
             break
     return Run(best.q, best.error, total, best.clamped)
+
+
+def _jump(q: Sequence[float], q0: Sequence[float]) -> float:
+    """The largest joint change from q0 to q, radians."""
+    return max(abs(a - b) for a, b in zip(q, q0))
 
 
 #: Targets per block of a one-shot method's batch (the network methods and
@@ -136,7 +220,40 @@ def run_single(
 BLOCK = 16384
 
 
-def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int) -> Run:
+def run_batch(
+    spec: SolverSpec,
+    model: ArmModel,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
+    """Many targets: :func:`_batch`, then the closest attainable pose where an answer stopped short of it."""
+    run = _batch(spec, model, targets, q0, tol, max_iter, continuous)
+    n = targets.shape[0]
+    if spec.own_answer:
+        return run._replace(shortfall=np.full(n, np.nan), refined=np.zeros(n, dtype=bool))
+    q, err = np.array(run.q, dtype=float), np.array(run.error, dtype=float)
+    shortfall, refined = np.zeros(n), np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(err > tol):  # unreachable targets: one exact (or many-start) search each
+        best = closest(model, targets[i], q0[i])
+        if err[i] > best.distance + REFINE:
+            q[i], err[i], refined[i] = best.angles, best.distance, True
+        else:
+            shortfall[i] = max(err[i] - best.distance, 0.0)
+    return Run(q, err, run.iterations, run.clamped, shortfall, refined)
+
+
+def _batch(
+    spec: SolverSpec,
+    model: ArmModel,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
     """Many targets (N, 3) from starts (N, 5), vectorised across targets.
 
     Every target's answer depends on that target alone, so blocks of targets
@@ -147,9 +264,10 @@ def run_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.nda
     """
     n = targets.shape[0]
     if n <= BLOCK or not _one_shot(spec):
-        return _run_block(spec, model, targets, q0, tol, max_iter)
+        return _run_block(spec, model, targets, q0, tol, max_iter, continuous)
     runs = [
-        _run_block(spec, model, targets[i : i + BLOCK], q0[i : i + BLOCK], tol, max_iter) for i in range(0, n, BLOCK)
+        _run_block(spec, model, targets[i : i + BLOCK], q0[i : i + BLOCK], tol, max_iter, continuous)
+        for i in range(0, n, BLOCK)
     ]
     clamped = None if runs[0].clamped is None else np.concatenate([r.clamped for r in runs])
     return Run(*(np.concatenate([getattr(r, f) for r in runs]) for f in ("q", "error", "iterations")), clamped)
@@ -169,11 +287,12 @@ def _at_start(model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float) 
 
 
 def _run_block(
-    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int
+    spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float, max_iter: int, continuous: bool
 ) -> Run:
     """:func:`run_batch` on one block."""
     clamped = None
     cols = [targets[:, k] for k in range(3)]
+    caller = q0
     if spec.start:
         start, flags = spec.start(model, cols, [q0[:, i] for i in range(5)], ARRAY)
         # A caller already at the target keeps its posture (no needless jump).
@@ -183,8 +302,13 @@ def _run_block(
             clamped = np.stack([np.broadcast_to(c, targets.shape[:1]) for c in flags], axis=1) & ~here[:, None]
     if _one_shot(spec):
         err = np.asarray(hold_loop(model, cols, [q0[:, i] for i in range(5)], tol, 0, ARRAY).error)
-        return Run(q0, err, np.zeros(targets.shape[0], dtype=np.int64), clamped)
+        q, iters = q0, np.zeros(targets.shape[0], dtype=np.int64)
+        if continuous and not spec.own_answer:
+            q, err, clamped = _continuous(model, targets, caller, q0.copy(), err, clamped, tol)
+        return Run(q, err, iters, clamped)
     q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
+    if continuous and not spec.own_answer:
+        q, err, clamped = _continuous(model, targets, caller, q, err, clamped, tol)
     # The failures: every restart seed at once, one batch of targets x seeds.
     todo = np.flatnonzero((err > tol) & ~_far(model, targets)) if spec.restarts else np.zeros(0, dtype=int)
     if todo.size:
@@ -204,6 +328,28 @@ def _run_block(
         q[todo[better]] = qs[rows[better]]
         err[todo[better]] = errs[np.arange(todo.size), pick][better]
     return Run(q, err, iters, clamped)
+
+
+def _continuous(model: ArmModel, targets: np.ndarray, caller: np.ndarray, q: np.ndarray, err: np.ndarray,
+                clamped: np.ndarray | None, tol: float) -> tuple:  # fmt: skip
+    """The batch form of run_single's continuity rule: jumps and failures take the nearest exact solution."""
+    jump = np.abs(q - caller).max(axis=1)
+    reached = err <= tol
+    rows = np.flatnonzero((reached & (jump > JUMP_SLACK)) | (~reached & ~_far(model, targets)))
+    if rows.size == 0:
+        return q, err, clamped
+    near = nearest(model, [targets[rows, k] for k in range(3)], [caller[rows, i] for i in range(5)], ARRAY)
+    nq = np.clip(np.stack(np.broadcast_arrays(*near.q), axis=1), model.lower, model.upper)
+    nerr = np.linalg.norm(forward_batch(model, nq) - targets[rows], axis=1)
+    njump = np.abs(nq - caller[rows]).max(axis=1)
+    was = reached[rows]
+    take = np.broadcast_to(near.found, rows.shape) & (
+        (was & (jump[rows] > njump + JUMP_SLACK)) | (~was & (nerr < err[rows]))
+    )
+    q[rows[take]], err[rows[take]] = nq[take], nerr[take]
+    if clamped is not None:
+        clamped[rows[take]] = False
+    return q, err, clamped
 
 
 def _chunked(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q: np.ndarray, tol: float, max_iter: int):

@@ -17,11 +17,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..geometry.swivel import point
 from ..kinematics import chain
 from ..model import ArmModel
 from ..nn.networks import FALLBACK_OFFSETS, nn_angles, paper_angles, predict_swivel_one
 from ..ops import SCALAR, Ops
-from ..swivel import point
 from .base import Run, Start
 
 

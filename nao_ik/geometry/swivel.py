@@ -1,10 +1,10 @@
 """The elbow swivel: the one redundant degree of freedom of the arm for a hand position.
 
-With WristYaw held, both links are rigid (see :mod:`nao_ik.solvers.fabrik`):
+With WristYaw held, both links are rigid (see :mod:`nao_ik.geometry.recovery`):
 the elbow centre E is at |u| from the shoulder S and at |f| from the hand. For
 a target t the elbow therefore lies on a circle about the axis S -> t, and
 every point of that circle, turned into joint angles by
-:func:`~nao_ik.solvers.fabrik.recover_angles`, puts the hand exactly on t.
+:func:`~nao_ik.geometry.recovery.recover_angles`, puts the hand exactly on t.
 The joint limits decide which arcs of the circle are usable.
 
 Swivel angle 0 is the elbow at its lowest (toward -z of FRAME_TORSO);
@@ -17,9 +17,10 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from .model import ArmModel
-from .ops import ARRAY, SCALAR, Ops
-from .solvers.fabrik import forearm, recover_angles_checked, upper_arm
+from ..kinematics import chain
+from ..model import ArmModel
+from ..ops import ARRAY, SCALAR, Ops
+from .recovery import forearm, recover_angles_checked, upper_arm
 
 
 class SwivelSet(NamedTuple):
@@ -29,7 +30,7 @@ class SwivelSet(NamedTuple):
         angles: (N, K, 5) joint angles (unclamped).
         violation: (N, K) summed distance outside the limits, radians (0 = feasible),
             plus, where no angles reach the point at all, by how much (see
-            :func:`~nao_ik.solvers.fabrik.elbow_angles`).
+            :func:`~nao_ik.geometry.recovery.elbow_angles`).
         reachable: (N,) False where the target is nearer or farther than the
             rigid links allow (the circle is then that of the nearest distance).
     """
@@ -42,18 +43,36 @@ class SwivelSet(NamedTuple):
 _DOWN, _BACK = (0.0, 0.0, -1.0), (-1.0, 0.0, 0.0)
 
 
-def point(
-    model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SCALAR, branch: int | None = None
-) -> tuple[list, Any]:
-    """The configuration at swivel ``phi`` for target ``t``, elementwise (floats or arrays).
+class Circle(NamedTuple):
+    """The elbow's circle for one hand target (components: floats or arrays).
 
-    Args:
-        branch: which ElbowRoll root (0 or 1, see
-            :func:`~nao_ik.solvers.fabrik.elbow_angles`); default the one the limits allow.
-
-    Returns:
-        (five joint angles, unclamped; violation as in :class:`SwivelSet`).
+    Attributes:
+        n: unit axis, shoulder -> hand.
+        u, v: unit basis of the circle's plane; swivel phi puts the elbow at
+            S + a n + r (cos phi u + sin phi v).
+        a: distance from the shoulder to the circle's centre along n.
+        r: the circle's radius.
+        hand: the hand point the circle serves: the target, or, where the
+            target is nearer or farther than the rigid links allow, the point
+            toward it at the nearest distance they do.
+        f: the forearm vector (ElbowRoll frame) for the held WristYaw.
+        wrist: the held WristYaw.
+        reachable: False where the target is nearer or farther than the links allow.
     """
+
+    n: list
+    u: list
+    v: list
+    a: Any
+    r: Any
+    hand: list
+    f: list
+    wrist: Any
+    reachable: Any
+
+
+def circle(model: ArmModel, t: Sequence[Any], wrist: Any, ops: Ops = SCALAR) -> Circle:
+    """The elbow circle of target ``t`` with WristYaw ``wrist`` held (elementwise)."""
     s = model.shoulder
     l1, _ = upper_arm(model)
     f = forearm(model, wrist, ops)
@@ -75,16 +94,77 @@ def point(
     iu, iub = 1.0 / ops.maximum(un, 1e-12), 1.0 / ops.maximum(ubn, 1e-12)
     u = ops.where_list(tiny, [b * iub for b in ub], [c * iu for c in u])
     v = [n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]]
-    c, sn = ops.cos_sin(phi)
-    elbow = [s[k] + a * n[k] + r * (c * u[k] + sn * v[k]) for k in range(3)]
     hand = [s[k] + d * n[k] for k in range(3)]
+    reachable = (d_raw >= ops.abs(l1 - l2) + 1e-9) & (d_raw <= l1 + l2 - 1e-9)
+    return Circle(n, u, v, a, r, hand, f, wrist, reachable)
+
+
+def take(c: Circle, rows: np.ndarray) -> Circle:
+    """The circles of some targets (rows) of a batch."""
+
+    def pick(x: Any) -> Any:
+        if isinstance(x, list):
+            return [pick(y) for y in x]
+        return x[rows] if isinstance(x, np.ndarray) and x.ndim else x
+
+    return Circle(*(pick(x) for x in c))
+
+
+def elbow(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR) -> list:
+    """The elbow centre at swivel ``phi`` on circle ``c``."""
+    s = model.shoulder
+    cp, sp = ops.cos_sin(phi)
+    a, r, n, u, v = c.a, c.r, c.n, c.u, c.v
+    return [s[k] + a * n[k] + r * (cp * u[k] + sp * v[k]) for k in range(3)]
+
+
+def swivel_angle(model: ArmModel, c: Circle, e: Sequence[Any], ops: Ops = SCALAR) -> Any:
+    """The swivel angle of elbow point ``e`` projected on circle ``c`` (the inverse of :func:`elbow`)."""
+    s = model.shoulder
+    w = [e[0] - s[0], e[1] - s[1], e[2] - s[2]]
+    return ops.atan2(w[0] * c.v[0] + w[1] * c.v[1] + w[2] * c.v[2], w[0] * c.u[0] + w[1] * c.u[1] + w[2] * c.u[2])
+
+
+def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | None = None) -> tuple[list, Any]:
+    """The configuration at swivel ``phi`` on circle ``c``.
+
+    Args:
+        branch: which ElbowRoll root (0 or 1, see
+            :func:`~nao_ik.geometry.recovery.elbow_angles`); default the one the limits allow.
+
+    Returns:
+        (five joint angles, unclamped; violation as in :class:`SwivelSet`).
+    """
     # Where the forearm would have to point closer to the upper arm's x axis
     # than the 12.31 mm hand offset allows, no angles put the hand on the
     # point: that excess counts as violation too.
-    q, violation = recover_angles_checked(model, elbow, hand, wrist, ops, branch)
+    q, violation = recover_angles_checked(model, elbow(model, c, phi, ops), c.hand, c.wrist, ops, branch)
     for qi, lo, hi in zip(q, model.lower, model.upper):
         violation = violation + ops.maximum(lo - qi, 0.0) + ops.maximum(qi - hi, 0.0)
     return q, violation
+
+
+def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None) -> tuple[list, Any]:
+    """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
+
+    Returns:
+        (five joint angles; the smallest distance of a joint to its limits,
+        negative outside them, minus the excess where no ElbowRoll fits). A
+        smooth function of the swivel where a single limit binds, so a root
+        finder converges on the boundary.
+    """
+    q, excess = recover_angles_checked(model, elbow(model, c, phi, ops), c.hand, c.wrist, ops, branch)
+    m = ops.where(excess > 0.0, -excess, 10.0)
+    for qi, lo, hi in zip(q, model.lower, model.upper):
+        m = ops.minimum(m, ops.minimum(qi - lo, hi - qi))
+    return q, m
+
+
+def point(
+    model: ArmModel, t: Sequence[Any], wrist: Any, phi: Any, ops: Ops = SCALAR, branch: int | None = None
+) -> tuple[list, Any]:
+    """The configuration at swivel ``phi`` for target ``t``: :func:`at` on :func:`circle`."""
+    return at(model, circle(model, t, wrist, ops), phi, ops, branch)
 
 
 def _project(w: Sequence[float], n: Sequence[Any]) -> list:
@@ -144,24 +224,10 @@ def swivel_of(model: ArmModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         (swivel (N,), branch (N,) 0 or 1).
     """
-    from .kinematics import chain
-
     q = np.asarray(q, dtype=float)
     ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
-    elbow = np.stack(np.broadcast_arrays(*ch.origins[2]), axis=1)
-    hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
-    s = np.asarray(model.shoulder)
-    n = hand - s
-    n /= np.maximum(np.linalg.norm(n, axis=1), 1e-12)[:, None]
-    u = np.stack(_project(_DOWN, n.T), axis=1)
-    un = np.linalg.norm(u, axis=1)
-    ub = np.stack(_project(_BACK, n.T), axis=1)
-    u = np.where((un < 1e-6)[:, None], ub / np.maximum(np.linalg.norm(ub, axis=1), 1e-12)[:, None],
-                 u / np.maximum(un, 1e-12)[:, None])  # fmt: skip
-    v = np.cross(n, u)
-    r = elbow - s
-    phi = np.arctan2(np.sum(r * v, axis=1), np.sum(r * u, axis=1))
-    primary, _ = recover_angles_checked(model, [elbow[:, k] for k in range(3)], [hand[:, k] for k in range(3)],
-                                        q[:, 4], ARRAY, 0)  # fmt: skip
+    c = circle(model, ch.hand, q[:, 4], ARRAY)
+    phi = swivel_angle(model, c, ch.origins[2], ARRAY)
+    primary, _ = recover_angles_checked(model, ch.origins[2], ch.hand, q[:, 4], ARRAY, 0)
     branch = (np.abs(np.broadcast_to(primary[3], q.shape[:1]) - q[:, 3]) > 1e-6).astype(np.int8)
-    return phi, branch
+    return np.broadcast_to(phi, q.shape[:1]).copy(), branch

@@ -1,0 +1,166 @@
+"""The closest attainable point: where the hand can get nearest to a target it cannot reach.
+
+The hand's reachable set (WristYaw held) lies between two spheres about the
+shoulder, of the smallest and the largest shoulder-hand distance the rigid
+links allow, and the joint limits cut it further. Two cases:
+
+1. The point toward the target at the nearest allowed distance (the target
+   itself when its distance is allowed) has an allowed elbow swivel: then it
+   is the closest attainable point, exactly (nothing of the reachable set
+   lies between the two spheres' shell and that point), and the
+   configuration is the one nearest to the start posture
+   (:func:`nao_ik.geometry.nearest.nearest` on its circle).
+2. It has none (the limits exclude that region, e.g. behind the back): the
+   closest point lies on a surface where some joints sit at their limits.
+   That small problem (four joints in a box, minimise the hand's distance to
+   the target) is solved numerically: Levenberg-Marquardt projected onto the
+   box, from SEEDS starts at once (the circle's configurations clamped into
+   the limits, evenly spread joint-space postures, the start itself), to a
+   step below 1e-10 rad; the best distance is kept and, among the starts that
+   reach it (within TIE metres), the configuration nearest to the start.
+
+The distance returned in case 2 is a local minimum found from many starts,
+not a certificate; the tests compare it with a dense sampling of the joint
+space.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..kinematics import chain, jacobian_columns
+from ..model import ArmModel
+from ..ops import ARRAY, SCALAR
+from .nearest import move_time, nearest
+
+#: Levenberg-Marquardt iterations from every start, then for the POLISH best ones; the starting damping (m^2).
+ITERATIONS = 40
+POLISH = 4
+POLISH_ITERATIONS = 400
+DAMPING = 1e-4
+#: Distances within this of the best count as equally close (metres).
+TIE = 1e-9
+#: Evenly spread joint-space starts (a Halton sequence over the four joints' ranges).
+SPREAD = 48
+
+
+class Closest(NamedTuple):
+    """What :func:`closest` returns.
+
+    Attributes:
+        angles: the five joint angles (WristYaw held), inside the limits.
+        distance: the hand's distance to the target there, metres (0 if reachable).
+        exact: True in case 1 of the module docstring (closed form).
+    """
+
+    angles: tuple
+    distance: float
+    exact: bool
+
+
+def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Closest:
+    """The attainable configuration whose hand is nearest the target (then nearest the start).
+
+    Args:
+        model: the arm (its limits).
+        target: FRAME_TORSO metres.
+        q0: the start posture (five angles, inside the limits); WristYaw is held.
+
+    Returns:
+        :class:`Closest`.
+    """
+    t = [float(x) for x in target]
+    q0 = [float(x) for x in q0]
+    near = nearest(model, t, q0, SCALAR)
+    if near.found:
+        q = model.clamp(near.q)
+        return Closest(q, _distance(model, q, t), True)
+    return _search(model, t, q0, near.circle)
+
+
+def _distance(model: ArmModel, q: Sequence[float], t: Sequence[float]) -> float:
+    h = chain(model, list(q)).hand
+    return math.sqrt(sum((a - b) ** 2 for a, b in zip(h, t)))
+
+
+def _seeds(model: ArmModel, q0: Sequence[float], c) -> np.ndarray:
+    """(K, 5) starts inside the limits: the start, the circle clamped, spread postures."""
+    from .swivel import at
+
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    phis = np.linspace(-math.pi, math.pi, 24, endpoint=False)
+    cols = [np.full(phis.size, x) for x in c.hand]
+    from .swivel import circle
+
+    ring = circle(model, cols, np.full(phis.size, q0[4]), ARRAY)
+    qs = []
+    for b in (0, 1):
+        q, _ = at(model, ring, phis, ARRAY, b)
+        qs.append(np.stack(np.broadcast_arrays(*q), axis=1))
+    spread = np.array([[_halton(n, base) for base in (2, 3, 5, 7)] for n in range(1, SPREAD + 1)])
+    spread = lo[:4] + spread * (hi[:4] - lo[:4])
+    spread = np.concatenate([spread, np.full((SPREAD, 1), q0[4])], axis=1)
+    seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread])
+    seeds = np.where(np.isfinite(seeds), seeds, 0.0)
+    return np.clip(seeds, lo, hi)
+
+
+def _halton(i: int, base: int) -> float:
+    f, r = 1.0, 0.0
+    while i > 0:
+        f /= base
+        r += f * (i % base)
+        i //= base
+    return r
+
+
+def _search(model: ArmModel, t: Sequence[float], q0: Sequence[float], c) -> Closest:
+    """Case 2: projected Levenberg-Marquardt on the hand's distance, from every seed at once."""
+    tv = np.asarray(t, dtype=float)
+    q = _seeds(model, q0, c)
+    q, err = _descend(model, q, tv, ITERATIONS)
+    # The valleys along a limit are flat: the best few starts go on to convergence.
+    keep = np.argsort(err)[:POLISH]
+    q, err = _descend(model, q[keep], tv, POLISH_ITERATIONS)
+    best = err.min()
+    ties = np.flatnonzero(err <= best + TIE)
+    times = [move_time(model, q[i].tolist(), q0, SCALAR) for i in ties]
+    pick = int(ties[int(np.argmin(times))])
+    return Closest(tuple(float(x) for x in q[pick]), float(err[pick]), False)
+
+
+def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) -> tuple:
+    """Projected Levenberg-Marquardt from every start in q (K, 5); returns (q, distances)."""
+    lo, hi = np.asarray(model.lower), np.asarray(model.upper)
+    k = q.shape[0]
+    lam = np.full(k, DAMPING)
+    err = _errors(model, q, tv)
+    for _ in range(iterations):
+        ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
+        hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
+        e = tv - hand
+        jac = np.stack([np.stack(np.broadcast_arrays(*col), axis=1) for col in jacobian_columns(ch, range(4))], axis=2)
+        # Joints at a limit that the gradient pushes outward stay there (the projection's active set).
+        grad = np.einsum("kij,ki->kj", jac, e)  # descent direction of |e|^2 / 2
+        free = ~(((q[:, :4] <= lo[:4] + 1e-12) & (grad < 0)) | ((q[:, :4] >= hi[:4] - 1e-12) & (grad > 0)))
+        jf = jac * free[:, None, :]
+        h = np.einsum("kij,kil->kjl", jf, jf) + lam[:, None, None] * np.eye(4)
+        step = np.linalg.solve(h, np.einsum("kij,ki->kj", jf, e)[..., None])[..., 0] * free
+        trial = q.copy()
+        trial[:, :4] = np.clip(q[:, :4] + step, lo[:4], hi[:4])
+        new = _errors(model, trial, tv)
+        better = new < err - 1e-15
+        q = np.where(better[:, None], trial, q)
+        err = np.where(better, new, err)
+        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), lam * 10.0)
+        if np.all((np.abs(step).max(axis=1) < 1e-10) | (lam > 1e6)):
+            break
+    return q, err
+
+
+def _errors(model: ArmModel, q: np.ndarray, t: np.ndarray) -> np.ndarray:
+    h = chain(model, [q[:, i] for i in range(5)], ARRAY).hand
+    return np.linalg.norm(np.stack(np.broadcast_arrays(*h), axis=1) - t, axis=1)

@@ -1,0 +1,392 @@
+"""The reachable configuration nearest to a start posture: the ``analytic`` method's rule.
+
+"Nearest" is the time the move takes: ``setAngles`` moves every joint at
+its own speed, so a move from q0 to q lasts max_j |q_j - q0_j| / v_j (v_j the
+joint's maximum velocity; the fraction of it a caller asks for scales every
+joint alike and does not change which configuration is nearest).
+
+Every configuration on the target's elbow circle (:mod:`nao_ik.geometry.swivel`)
+is exact, so finding the nearest one is a one-dimensional minimisation of
+that move time over the allowed swivels:
+
+1. the move time at the start's own swivel (the start's elbow projected on
+   the new circle) and at RING - 1 more swivels evenly around the circle;
+2. from the best of them, steps that each minimise the linearised move time
+   max_j |a_j + b_j delta| exactly (a convex, piecewise-linear function of
+   delta: its minimum is at one of its breakpoints), within a trust region of
+   one ring spacing, halved when a step does not improve;
+3. a step that leaves the allowed swivels stops at their boundary, found by
+   regula falsi (Illinois) on the limits' violation, so the answer can lie
+   exactly on a boundary when the limits bind.
+
+Near the start (the start's hand within NEAR of the target, as when a path is
+followed) step 1 uses the start's swivel alone: for a small move the nearest
+solution continues the start's own swivel.
+
+Written elementwise (:mod:`nao_ik.ops`): the same code answers one target
+with Python floats and many with numpy arrays. A target with no allowed swivel
+on the ring is returned with ``found = False`` for the caller to resolve
+(:func:`nao_ik.geometry.intervals.all_intervals` is exact there).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from ..kinematics import chain
+from ..model import ArmModel
+from ..ops import SCALAR, Ops
+from .swivel import Circle, at, circle, margin_at, swivel_angle, take
+
+#: Swivels tried around the circle (step 1).
+RING = 24
+#: Best local minima of the ring refined (step 2).
+SEEDS = 2
+#: Linear-minimax steps (step 2) and the relative step of their derivative.
+STEPS = 6
+DERIV = 1e-7
+#: Regula-falsi iterations for a boundary (step 3).
+BOUNDARY = 12
+#: Start's hand within this distance of the target (metres): local search only.
+NEAR = 0.01
+#: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
+NARROW = 0.3
+#: Boundaries nearest the start's swivel tried when the start's own swivel is not allowed.
+BOUNDARIES = 4
+#: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
+#: and the first step past it (in sqrt-swivel units).
+FOLD = 0.05
+FOLD_START = 1e-4
+#: Folds this close to the start's swivel (radians) are searched past.
+FOLD_REACH = 0.5
+#: Joint-limit slack that counts as inside (rounding at a boundary).
+SLACK = 1e-9
+
+INF = float("inf")
+
+
+class Nearest(NamedTuple):
+    """What :func:`nearest` returns (components: floats or arrays).
+
+    Attributes:
+        q: the five joint angles (WristYaw held).
+        swivel: the elbow's swivel angle.
+        seconds: the move time from the start at full speed, s.
+        found: False where no swivel tried was allowed (q is then the least violating one).
+        circle: the target's elbow circle.
+    """
+
+    q: list
+    swivel: Any
+    seconds: Any
+    found: Any
+    circle: Circle
+
+
+def move_time(model: ArmModel, q: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Any:
+    """max_j |q_j - q0_j| / v_j over the five joints, seconds at full speed."""
+    out = 0.0
+    for j, a, b in zip(model.joints, q, q0):
+        out = ops.maximum(out, ops.abs(a - b) * (1.0 / j.max_velocity))
+    return out
+
+
+def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops, branch: Any) -> tuple:
+    """(angles, move time or inf where outside the limits, violation) at swivel phi on an ElbowRoll branch."""
+    q, m = margin_at(model, c, phi, ops, branch)
+    return q, ops.where(m >= -SLACK, move_time(model, q, q0, ops), INF), -m
+
+
+def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
+    """The allowed configuration on the target's circle with the shortest move from ``q0``.
+
+    Args:
+        model: the arm.
+        t: the hand target (three components).
+        q0: the start posture (five components, inside the limits); WristYaw is held.
+        ops: the backend.
+
+    Returns:
+        :class:`Nearest`.
+    """
+    c = circle(model, t, q0[4], ops)
+    ch = chain(model, q0, ops)
+    phi0 = swivel_angle(model, c, ch.origins[2], ops)
+    spacing = 2.0 * math.pi / RING
+    count = RING
+    if ops is SCALAR:
+        h = ch.hand
+        if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
+            count = 1
+    # Both ElbowRoll branches where the second can be inside the limits.
+    branches = (0, 1) if ops.any(second_branch(model, c, ops)) else (0,)
+    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in branches]
+    blocked = _all([r[0][1] == INF for r in ring])  # the start's own swivel is not allowed
+    if count == 1 and blocked:
+        # Near the start but its swivel is not allowed (the start sits on a
+        # limit): the exact intervals, whose ends include the nearest.
+        q, phi, cost = _nearest_boundary(model, c, q0, phi0, branches)
+        if cost == INF:
+            q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
+        if cost < INF:
+            return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
+        ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
+                for b, r in zip(branches, ring)]  # fmt: skip
+    best = None
+    for q, phi, cost, branch in [s for b, r in zip(branches, ring) for s in _seeds(r, phi0, spacing, ops, b)]:
+        run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops, branch)
+        if best is None:
+            best = run
+        else:
+            take = run[2] < best[2]
+            best = (ops.where_list(take, run[0], best[0]), ops.where(take, run[1], best[1]),
+                    ops.where(take, run[2], best[2]))  # fmt: skip
+    q, phi, cost = best
+    # A branch whose ring has no allowed swivel may still have an allowed
+    # interval narrower than the ring's spacing (near a limit, or the second
+    # branch's thin region): where a ring point was close to allowed, start
+    # from the exact intervals' ends and middles too.
+    close = [_lowest([x[2] for x in r], ops) < NARROW for r in ring]
+    missed = close[0] & (cost == INF)
+    if len(ring) > 1:
+        missed = missed | ((cost == INF) | close[1]) & (ring[1][0][1] == INF)
+    missed = c.reachable & missed
+    if ops.any(missed):
+        q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
+    if ops is SCALAR:
+        if blocked and c.reachable:
+            # The start's swivel is not allowed: the nearest may lie at the end
+            # of an interval narrower than the ring's spacing next to it.
+            q, phi, cost = _narrow_one(model, t, q0, c, (q, phi, cost))
+        if len(branches) > 1:  # folds are where the two branches meet
+            q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
+    return Nearest(q, phi, cost, cost < INF, c)
+
+
+def _nearest_boundary(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple) -> tuple:
+    """From the allowed-set boundaries nearest the start's swivel (closed form), refined (scalar)."""
+    from .intervals import boundary_swivels
+
+    cands = sorted(boundary_swivels(model, c), key=lambda p: abs(math.remainder(p - phi0, 2.0 * math.pi)))
+    best = ([0.0] * 5, phi0, INF)
+    for phi in cands[:BOUNDARIES]:
+        for b in branches:
+            q, cost, _ = _cost(model, c, phi, q0, SCALAR, b)
+            if cost < best[2]:
+                best = _refine(model, c, q0, q, phi, cost, 0.5 * math.pi / RING, SCALAR, b)
+    return best
+
+
+def _folds(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, best: tuple) -> tuple:
+    """Try the continuations past the folds near the start's swivel and past the answer's own."""
+    from .intervals import fold_swivels
+
+    best = _past_fold(model, c, q0, best)
+    for phi in fold_swivels(model, c):
+        if abs(math.remainder(phi - phi0, 2.0 * math.pi)) < FOLD_REACH:
+            best = _past_fold(model, c, q0, best, phi)
+    return best
+
+
+def _past_fold(model: ArmModel, c: Circle, q0: Sequence[float], best: tuple, fold: float | None = None) -> tuple:
+    """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
+
+    The linear steps in phi crawl there (an unbounded derivative), so the
+    search continues in x with phi = phi_f +- x^2, in which the angles are
+    smooth, on both branches (they meet at the fold).
+    """
+    phi = best[1] if fold is None else fold
+    r0, _ = margin_at(model, c, phi, SCALAR, 0)
+    r1, _ = margin_at(model, c, phi, SCALAR, 1)
+    if abs(r0[3] - r1[3]) > FOLD:
+        return best
+    for sign in (1.0, -1.0):
+        for branch in (0, 1):
+            x, radius = FOLD_START, math.sqrt(2.0 * math.pi / RING)
+            qx, cx, _ = _cost(model, c, phi + sign * x * x, q0, SCALAR, branch)
+            if cx == INF:
+                continue
+            for _ in range(2 * STEPS):
+                xd = x + DERIV
+                qd, _ = at(model, c, phi + sign * xd * xd, SCALAR, branch)
+                nx = max(x + _minimax_step(model, qx, qd, q0, radius, SCALAR), 0.0)
+                qn, cn, _ = _cost(model, c, phi + sign * nx * nx, q0, SCALAR, branch)
+                if cn < cx:
+                    x, qx, cx = nx, qn, cn
+                else:
+                    radius *= 0.5
+                if radius < 1e-9:
+                    break
+            if cx < best[2]:
+                best = (qx, phi + sign * x * x, cx)
+    return best
+
+
+def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
+    """True where the second ElbowRoll root can lie inside the limits (and the two roots can meet).
+
+    The roots are -a - s and a - s (a in [0, pi], s the hand offset's angle in
+    the forearm, nonzero only with WristYaw turned); the second one's range
+    reaches the limits only when s exceeds ElbowRoll's margin from straight.
+    """
+    s = ops.atan2(c.f[1], c.f[0])
+    lo, hi = model.lower[3], model.upper[3]
+    return (hi >= -s - 1e-12) if lo + hi < 0.0 else (lo <= -s + 1e-12)
+
+
+def _all(flags: list) -> Any:
+    out = flags[0]
+    for f in flags[1:]:
+        out = out & f
+    return out
+
+
+def _lowest(values: list, ops: Ops) -> Any:
+    out = values[0]
+    for v in values[1:]:
+        out = ops.minimum(out, v)
+    return out
+
+
+def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], c: Circle, best: tuple, rows: Any, ops: Ops):
+    """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
+    if ops is SCALAR:
+        return _narrow_one(model, t, q0, c, best)
+    q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
+    phi, cost = (np.array(np.broadcast_to(x, rows.shape)) for x in best[1:])
+    for i in np.flatnonzero(rows):
+        ti = [float(x[i]) for x in t]
+        q0i = [float(np.broadcast_to(x, rows.shape)[i]) for x in q0]
+        qi, phi[i], cost[i] = _narrow_one(model, ti, q0i, circle(model, ti, q0i[4]), ([0.0] * 5, 0.0, INF))
+        for j in range(5):
+            q[j][i] = qi[j]
+    return q, phi, cost
+
+
+def _narrow_one(model: ArmModel, t: Sequence[float], q0: Sequence[float], c: Circle, best: tuple) -> tuple:
+    from .intervals import all_intervals
+
+    for branch, ivs in enumerate(all_intervals(model, t, q0[4])):
+        for lo, hi in ivs:
+            for phi in (lo, 0.5 * (lo + hi), hi):
+                q, cost, _ = _cost(model, c, phi, q0, SCALAR, branch)
+                if cost < best[2]:
+                    best = _refine(model, c, q0, q, phi, cost, 0.5 * (hi - lo), SCALAR, branch)
+    return best
+
+
+def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
+    """Up to SEEDS starts (angles, swivel, cost): the ring's best local minima, or its least violating point."""
+    k = len(ring)
+    if ops is SCALAR:
+        costs = [r[1] for r in ring]
+        if all(cst == INF for cst in costs):
+            i = min(range(k), key=lambda i: ring[i][2])
+            return [(ring[i][0], phi0 + i * spacing, INF, branch)]
+        minima = [i for i in range(k) if costs[i] < INF and costs[i] <= costs[i - 1] and costs[i] <= costs[(i + 1) % k]]
+        best = sorted(minima, key=costs.__getitem__)[:SEEDS]
+        return [(ring[i][0], phi0 + i * spacing, costs[i], branch) for i in best]
+    costs = np.stack([np.broadcast_to(r[1], phi0.shape) for r in ring], axis=1)
+    vios = np.stack([np.broadcast_to(r[2], phi0.shape) for r in ring], axis=1)
+    qs = np.stack([np.stack(np.broadcast_arrays(*r[0]), axis=1) for r in ring], axis=1)  # (N, K, 5)
+    local = (costs <= np.roll(costs, 1, axis=1)) & (costs <= np.roll(costs, -1, axis=1)) & (costs < INF)
+    order = np.argsort(np.where(local, costs, INF), axis=1, kind="stable")[:, :SEEDS]
+    none = ~np.isfinite(costs).any(axis=1)
+    order[none, 0] = np.argmin(vios[none], axis=1)
+    rows = np.arange(costs.shape[0])
+    out = []
+    for s in range(order.shape[1]):
+        i = order[:, s]
+        cost = costs[rows, i]
+        if s and not np.isfinite(cost).any():
+            break
+        q = qs[rows, i]
+        out.append(([q[:, j] for j in range(5)], phi0 + i * spacing, cost, branch))
+    return out
+
+
+def _refine(
+    model: ArmModel, c: Circle, q0: Sequence[Any], q: list, phi: Any, cost: Any, radius: float, ops: Ops, branch: int
+):
+    """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring)."""
+    found = cost < INF
+    radius = radius + 0.0 * phi
+    for _ in range(STEPS):
+        if not ops.any(found & (radius > 1e-9)):
+            break
+        qd, _ = at(model, c, phi + DERIV, ops, branch)
+        step = phi + _minimax_step(model, q, qd, q0, radius, ops)
+        q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
+        outside = found & (cost_new == INF)
+        if ops is SCALAR and outside:
+            step = _boundary(model, c, phi, step, ops, branch)
+            q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
+        elif ops is not SCALAR and outside.any():  # only the rows that left the allowed swivels
+            rows = np.flatnonzero(outside)
+            cr, q0r = take(c, rows), [np.broadcast_to(x, outside.shape)[rows] for x in q0]
+            phi_b = _boundary(model, cr, phi[rows], step[rows], ops, branch)
+            qb, cost_b, _ = _cost(model, cr, phi_b, q0r, ops, branch)
+            q_new = [np.array(np.broadcast_to(x, outside.shape)) for x in q_new]
+            cost_new, step = np.array(np.broadcast_to(cost_new, outside.shape)), np.array(step)
+            for j in range(5):
+                q_new[j][rows] = qb[j]
+            cost_new[rows], step[rows] = cost_b, phi_b
+        better = found & (cost_new < cost)
+        q = ops.where_list(better, q_new, q)
+        cost, phi = ops.where(better, cost_new, cost), ops.where(better, step, phi)
+        radius = ops.where(better, radius, 0.5 * radius)
+    return q, phi, cost
+
+
+def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequence[Any], radius: Any, ops: Ops):
+    """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
+
+    The function is convex and piecewise linear in delta; its minimum is at a
+    breakpoint: where one term is zero, where two terms are equal in size, or
+    at the trust region's ends.
+    """
+    a, b = [], []
+    for j in range(4):
+        v = 1.0 / model.joints[j].max_velocity
+        a.append((q[j] - q0[j]) * v)
+        b.append((qd[j] - q[j]) * (v / DERIV))
+    cands = [-radius, radius]
+    for j in range(4):
+        cands.append(-a[j] / ops.where(ops.abs(b[j]) > 1e-12, b[j], 1e-12))
+        for k in range(j + 1, 4):
+            for sign in (1.0, -1.0):
+                den = b[j] - sign * b[k]
+                cands.append((sign * a[k] - a[j]) / ops.where(ops.abs(den) > 1e-12, den, 1e-12))
+    best_d, best_f = 0.0 * radius, INF
+    for d in cands:
+        d = ops.minimum(ops.maximum(d, -radius), radius)
+        f = 0.0
+        for j in range(4):
+            f = ops.maximum(f, ops.abs(a[j] + b[j] * d))
+        take = f < best_f
+        best_d, best_f = ops.where(take, d, best_d), ops.where(take, f, best_f)
+    return best_d
+
+
+def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, branch: int) -> Any:
+    """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
+    lo, hi = inside, outside
+    f_lo = margin_at(model, c, lo, ops, branch)[1] + SLACK
+    f_hi = margin_at(model, c, hi, ops, branch)[1] + SLACK
+    side = 0.0 * lo
+    for _ in range(BOUNDARY):
+        den = f_lo - f_hi
+        x = lo + f_lo * (hi - lo) / ops.where(den != 0.0, den, 1.0)
+        # Keep the secant strictly inside the bracket (else bisect).
+        x = ops.where((x - lo) * (x - hi) < 0.0, x, 0.5 * (lo + hi))
+        fx = margin_at(model, c, x, ops, branch)[1] + SLACK
+        ok = fx >= 0.0
+        # Illinois: halve the value kept at the end that did not move twice in a row.
+        f_hi = ops.where(ok, ops.where(side > 0.0, 0.5 * f_hi, f_hi), fx)
+        f_lo = ops.where(ok, fx, ops.where(side < 0.0, 0.5 * f_lo, f_lo))
+        lo, hi = ops.where(ok, x, lo), ops.where(ok, hi, x)
+        side = ops.where(ok, 1.0, -1.0)
+    return lo

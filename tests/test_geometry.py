@@ -1,0 +1,118 @@
+"""The geometry layer: closed-form swivel intervals, the nearest exact solution, ``analytic``."""
+
+import math
+
+import numpy as np
+import pytest
+
+import nao_ik
+from nao_ik import kinematics
+from nao_ik.all_solutions import _violations
+from nao_ik.bench import sample_targets
+from nao_ik.geometry.intervals import all_intervals
+from nao_ik.geometry.nearest import move_time
+from nao_ik.model import arm_model
+from nao_ik.ops import SCALAR as _FLOAT
+
+from .oracle_intervals import GRID_STEP, grid_intervals
+
+
+def _targets(arm: str, n: int, seed: int) -> tuple:
+    """Hand targets of random configurations (some moved off, some at the +-pi seam), and their WristYaw."""
+    model = arm_model(arm)
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(model.lower, model.upper, (n, 5))
+    t = kinematics.forward_batch(model, q)
+    t[::4] += rng.normal(scale=0.03, size=t[::4].shape)  # some unreachable, some with empty intervals
+    return model, t, q[:, 4]
+
+
+def _allowed(model, t, wrist, branch, phis) -> np.ndarray:
+    return _violations(model, t, wrist, np.asarray(phis, dtype=float), branch)[1] <= 1e-9
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_closed_form_intervals_equal_the_grid_oracle(arm):
+    model, targets, wrists = _targets(arm, 120, 3)
+    kinds = {"empty": 0, "whole or seam": 0, "narrower than the grid": 0, "compared": 0}
+    for t, w in zip(targets, wrists):
+        exact = all_intervals(model, t, float(w))
+        for branch in (0, 1):
+            oracle = grid_intervals(model, t, float(w), branch)
+            wide = [iv for iv in exact[branch] if iv[1] - iv[0] > 2 * GRID_STEP]
+            seen = [iv for iv in oracle if iv[1] - iv[0] > 2 * GRID_STEP]
+            assert len(wide) == len(seen), (t, branch, exact[branch], oracle)
+            for (a, b), (c, d) in zip(wide, seen):
+                assert abs(a - c) < 1e-6 and abs(b - d) < 1e-6, (t, branch, exact[branch], oracle)
+            kinds["compared"] += len(wide)
+            kinds["empty"] += not exact[branch]
+            kinds["whole or seam"] += any(abs(abs(x) - math.pi) < 1e-12 for iv in exact[branch] for x in iv)
+            # What the oracle's grid cannot see must still be allowed (ends and middle),
+            # and a hair beyond each end not (but at the +-pi seam).
+            for lo, hi in exact[branch]:
+                assert _allowed(model, t, float(w), branch, [lo, 0.5 * (lo + hi), hi]).all()
+                kinds["narrower than the grid"] += hi - lo <= 2 * GRID_STEP
+                for p, inner in ((lo - 1e-6, lo > -math.pi + 1e-9), (hi + 1e-6, hi < math.pi - 1e-9)):
+                    if inner and not any(a <= p <= b for a, b in exact[branch]):
+                        assert not _allowed(model, t, float(w), branch, [p])[0], (t, branch, p, exact[branch])
+    assert all(kinds.values()), kinds  # every kind of case was met
+
+
+def test_interval_assembly_from_arcs_and_points():
+    """Runs of allowed arcs become intervals (split at +-pi); an allowed candidate between excluded arcs is a point."""
+    from nao_ik.geometry.intervals import _assemble
+
+    cands = [-3.0, -1.0, 0.5, 2.0, 3.0]
+    # arc i runs from cands[i] to cands[i + 1]; the last wraps from 3.0 through pi to -3.0
+    arcs = np.array([False, False, True, False, True])
+    points = np.array([False, False, False, False, False])
+    assert _assemble(cands, arcs, points) == [(-math.pi, -3.0), (0.5, 2.0), (3.0, math.pi)]
+    points[1] = True  # -1.0: allowed, both neighbouring arcs excluded
+    assert (-1.0, -1.0) in _assemble(cands, arcs, points)
+    assert _assemble(cands, np.ones(5, bool), points) == [(-math.pi, math.pi)]
+
+
+def test_a_single_point_interval():
+    """A target where a limit is tangent to the circle leaves one allowed swivel."""
+    model = arm_model("LArm")
+    # ShoulderRoll at its lower limit is the elbow's lowest reachable y: a configuration
+    # there whose circle touches that bound from above has a one-point (or tiny) interval.
+    q = np.array([0.3, model.lower[1], 0.0, -0.05, 0.0])
+    t = kinematics.forward(model, q)
+    ivs = all_intervals(model, t, 0.0)[0]
+    assert ivs, "the generating configuration is allowed"
+    assert _allowed(model, t, 0.0, 0, [ivs[0][0], ivs[0][1]]).all()
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_analytic_reaches_every_benchmark_target_exactly(arm):
+    model = arm_model(arm)
+    targets = sample_targets(arm, 10_000, seed=0)
+    sol = nao_ik.solve_batch(targets, arm, "analytic")
+    assert sol.reached.all(), np.flatnonzero(~sol.reached)[:10]
+    assert sol.error.max() < 1e-9
+    assert (sol.iterations == 0).all()
+    assert ((sol.angles >= np.array(model.lower)) & (sol.angles <= np.array(model.upper))).all()
+    # single and batch agree on the answer's quality
+    for t in targets[:200]:
+        one = nao_ik.solve(t, arm, "analytic")
+        assert one.reached and one.error < 1e-9 and model.within_limits(one.angles)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_analytic_is_never_farther_than_any_sampled_solution(arm):
+    model = arm_model(arm)
+    rng = np.random.default_rng(9)
+    worse = []
+    for _ in range(150):
+        goal = rng.uniform(model.lower, model.upper)
+        start = rng.uniform(model.lower, model.upper)
+        goal[4] = start[4]
+        t = kinematics.forward(model, goal)
+        sol = nao_ik.solve(t, arm, "analytic", initial=start)
+        mine = move_time(model, sol.angles, start, _FLOAT)
+        sampled = nao_ik.solve_all(t, arm, wrist=start[4]).solutions
+        best = min(move_time(model, s.angles, start, _FLOAT) for s in sampled)
+        worse.append(mine - best)
+    # 1e-5 s: the precision to which the search places a swivel on a limit (about 1e-4 rad of a joint).
+    assert max(worse) <= 1e-5, sorted(worse)[-5:]
