@@ -134,11 +134,12 @@ def solve_batch(
             raise ValueError(f"initial must be (5,) or ({n}, 5), got {q0.shape}")
         q0 = np.clip(q0, model.lower, model.upper)
     if n > BATCH_BLOCK:  # in blocks: each target's answer is its own, memory stays bounded
-        parts = [solve_batch(t[i : i + BATCH_BLOCK], model, method, q0[i : i + BATCH_BLOCK], tol, cap)
-                 for i in range(0, n, BATCH_BLOCK)]  # fmt: skip
-        arrays = [np.concatenate([getattr(p, f) for p in parts]) for f in ("angles", "reached", "error", "iterations")]
-        clamped_all = np.concatenate([p.clamped for p in parts])
-        return BatchSolution(arrays[0], model.names, *arrays[1:], spec.name, model.arm, clamped_all)
+        blocks = [(t[i : i + BATCH_BLOCK], None if initial is None else q0[i : i + BATCH_BLOCK])
+                  for i in range(0, n, BATCH_BLOCK)]  # fmt: skip
+        parts = [solve_batch(bt, model, method, bq, tol, cap) for bt, bq in blocks]
+        arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f, v in parts[0]._asdict().items()
+                  if isinstance(v, np.ndarray)}  # fmt: skip
+        return parts[0]._replace(**arrays)
     if n == 0:
         empty = np.zeros(0)
         none = np.zeros((0, 5), dtype=bool)

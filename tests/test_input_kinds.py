@@ -47,13 +47,16 @@ def test_solve_batch_works_in_bounded_blocks(monkeypatch):
 
     targets = kinematics.forward_batch(model, rng.uniform(model.lower, model.upper, (90, 5)))
     whole = nao_ik.solve_batch(targets, "LArm", "dls")
+    starts = np.tile(model.neutral, (90, 1))
+    whole_from = nao_ik.solve_batch(targets, "LArm", "dls", initial=starts)
     seen = []
     real = api.run_batch
-    monkeypatch.setattr(api, "run_batch", lambda spec, m, t, *a: seen.append(len(t)) or real(spec, m, t, *a))
+    monkeypatch.setattr(api, "run_batch", lambda spec, m, t, *a, **k: seen.append(len(t)) or real(spec, m, t, *a, **k))
     monkeypatch.setattr(api, "BATCH_BLOCK", 40)
     blocks = nao_ik.solve_batch(targets, "LArm", "dls")
-    assert seen == [40, 40, 10]
-    for a, b in zip(whole, blocks):
+    blocks_from = nao_ik.solve_batch(targets, "LArm", "dls", initial=starts)
+    assert seen == [40, 40, 10] * 2
+    for a, b in [*zip(whole, blocks), *zip(whole_from, blocks_from)]:
         if isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)
         else:
