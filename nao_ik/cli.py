@@ -124,8 +124,8 @@ def serve_main(argv: Sequence[str]) -> int:
         "--motion-timeout", type=float, default=2.0, help="seconds each ALMotion call may take (default 2)"
     )
     p.add_argument(
-        "--call-budget", type=float, default=10.0, help="seconds each call may take; a path 40 ms more per point "
-        "(default 10)"
+        "--call-budget", type=float, default=10.0, help="seconds each call may take; a path 0.1 s more per point "
+        "to compute it, then 40 ms per point to send it (default 10)"
     )
     p.add_argument(
         "--user",

@@ -25,8 +25,9 @@ reach or a new path on an arm stops the path running there (within one
 and the speed and method queries never wait for a path.
 
 Time: every ALMotion call has a budget (:data:`nao_ik.motion_link.MOTION_TIMEOUT`),
-every call a budget of :data:`CALL_BUDGET` (a path: that, plus 40 ms per
-point); a call over its budget answers an error and sends nothing more.
+every call a budget of :data:`CALL_BUDGET` (a path: that plus 0.1 s per
+point to compute it, then that plus 40 ms per point to send it); a call
+over its budget answers an error and sends nothing more.
 
 Motors: the service does not switch motors on by itself. If an arm's
 stiffness is 0, ``reachTo`` raises an error saying so; call
@@ -61,7 +62,9 @@ DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
 #: Seconds a call may take, from its arrival to its answer (a path: plus PATH_POINT_BUDGET per point).
 CALL_BUDGET = 10.0
-#: A path's extra budget per point: its 20 ms cycle and up to 20 ms to compute it.
+#: A path's extra budget per point to compute it (before the first command) ...
+PATH_COMPUTE_BUDGET = 0.1
+#: ... and, from its first command, CALL_BUDGET plus this per point: its 20 ms cycle and ALMotion's answer.
 PATH_POINT_BUDGET = CYCLE + 0.02
 #: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
 WORKERS = 8
@@ -77,7 +80,8 @@ class NaoArmIK:
         session: a qi session connected to the robot's service directory.
         speed: default ``fractionMaxSpeed`` for ``setAngles``.
         motion_timeout: seconds each ALMotion call may take.
-        call_budget: seconds each call may take (a path: plus 40 ms per point).
+        call_budget: seconds each call may take (a path: plus 0.1 s per point to compute it, then
+            ``call_budget`` plus 40 ms per point to send it).
     """
 
     def __init__(
@@ -145,7 +149,7 @@ class NaoArmIK:
         early, ``""`` if it did not).
         """
         a = self._decode("trackPath", (arm, points, method))
-        extra = len(a["points"]) * PATH_POINT_BUDGET
+        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
     @qi.bind(qi.Bool, [qi.Dynamic])
@@ -293,6 +297,7 @@ class NaoArmIK:
             if not all(math.isfinite(q) for qs in safe for q in qs):
                 raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
             t0 = time.monotonic()
+            end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
             sent, done = 0, t0 - CYCLE
             for q in safe:
                 # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the

@@ -14,7 +14,7 @@ LAYERS = [
     ("solvers",),
     ("api", "all_solutions", "continuity"),
     ("track", "bench", "report"),
-    ("service",),
+    ("service", "qi_args", "jobs", "motion_link", "qilog"),  # the service and its parts
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]

@@ -24,7 +24,7 @@ def sent_to(stack, arm):
 def start_path(stack, arm, points):
     """A path started and sending (its computation done), as a qi future."""
     before = len(sent_to(stack, arm))
-    fut = stack.ik.trackPath(arm, points, "nn", _async=True)
+    fut = stack.ik.trackPath(arm, points, "nn-paper", _async=True)  # the quickest path to compute
     end = time.monotonic() + 20
     while len(sent_to(stack, arm)) <= before + 1:
         assert time.monotonic() < end and not fut.isFinished(), fut.error() if fut.hasError() else "no command"
@@ -94,7 +94,7 @@ def test_a_reach_preempts_the_path_on_its_arm_only(awake):
 
 def test_a_new_path_preempts_the_old_one_and_a_caller_can_cancel_its_own(awake):
     first = start_path(awake, "LArm", LEFT)
-    second = awake.ik.trackPath("LArm", LEFT[:50], "nn", _async=True)
+    second = awake.ik.trackPath("LArm", LEFT[:50], "nn-paper", _async=True)
     assert first.value(5000)["stopped"] == "preempted by trackPath"
     assert second.value(5000)["completed"]
     third = start_path(awake, "LArm", LEFT)

@@ -37,7 +37,7 @@ def test_signals_during_a_path_end_serve_with_status_0_every_time():
                 user = qi.Session()
                 user.connect(robot.url)
                 users.append(user)
-                paths.append(user.service("NaoArmIK").trackPath("LArm", PATH, "nn", _async=True))
+                paths.append(user.service("NaoArmIK").trackPath("LArm", PATH, "nn-paper", _async=True))
             for robot in robots:  # every path is sending
                 end = time.monotonic() + 20
                 while len(robot.motion.getRecordedCommands()) < 4:  # wakeUp, then setAngles
