@@ -5,6 +5,7 @@ import time
 import numpy as np
 
 from nao_ik.service import CYCLE
+from tests import report
 from tests.qi_fixtures import qi
 
 
@@ -38,17 +39,25 @@ def other_client(stack):
     return s, s.service("NaoArmIK")
 
 
+def median_compute_seconds(ik):
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        assert ik.computeAngles("LArm", 0.15, 0.12, 0.08, "dls")["reached"]
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[2]
+
+
 def test_other_callers_are_answered_while_a_long_path_runs_and_stop_path_ends_it(awake):
-    fut = start_path(awake, "LArm", LONG)
     session, ik = other_client(awake)
+    idle = median_compute_seconds(ik)  # the same calls with no path, on this machine now
+    fut = start_path(awake, "LArm", LONG)
     try:
-        times = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            assert ik.computeAngles("LArm", 0.15, 0.12, 0.08, "dls")["reached"]
-            times.append(time.perf_counter() - t0)
+        busy = median_compute_seconds(ik)
         assert not fut.isFinished()
-        assert sorted(times)[2] < 0.05, times  # the median; today's service made it wait 40 s
+        report.lines.append(f"computeAngles during a 2000-point path: {busy * 1e3:.1f} ms (median of 5; "
+                            f"{idle * 1e3:.1f} ms with no path)")  # fmt: skip
+        assert busy < max(0.05, 3 * idle), (busy, idle)  # today's service made it wait for the path: 40 s
         ik.setSpeed(0.3)
         t0 = time.monotonic()
         assert ik.stopPath("LArm") is True
