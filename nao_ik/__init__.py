@@ -5,6 +5,7 @@ Library core (numpy only)::
     import nao_ik
     sol = nao_ik.solve([0.15, 0.10, 0.10], arm="LArm", method="fabrik")
     sol.angles, sol.reached, sol.error
+    pose = nao_ik.solve_pose([0.15, 0.10, 0.10, 0.0, 0.0, 0.5], arm="LArm", axis_mask=63)
 
 The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
 """
@@ -12,19 +13,24 @@ The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
 from .all_solutions import AllSolutions, solve_all
 from .api import METHODS, forward, solve, solve_batch
 from .model import ARMS, ArmModel, arm_model
+from .pose import POSE_METHODS, PoseSolution, forward_pose, solve_pose
 from .solvers import BatchSolution, Solution
 
 __all__ = [
     "ARMS",
     "METHODS",
+    "POSE_METHODS",
     "AllSolutions",
     "ArmModel",
     "BatchSolution",
+    "PoseSolution",
     "Solution",
     "arm_model",
     "forward",
+    "forward_pose",
     "solve",
     "solve_all",
     "solve_batch",
+    "solve_pose",
 ]
 __version__ = "0.1.0"

@@ -38,7 +38,11 @@ def resolve_method(method: Any) -> str:
 def _settings(model: ArmModel, method: Any, tolerance: Any, max_iterations: Any):
     name = resolve_method(method)
     spec = SOLVERS[name]
-    tol = validate.positive(tolerance, "tolerance")
+    # 0 means "to machine precision or the method's floor": the loops then end
+    # by their stall rule (PATIENCE iterations without progress).
+    tol = validate.number(tolerance, "tolerance")
+    if tol < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tol!r}")
     cap = spec.max_iterations if max_iterations is None else validate.count(max_iterations, "max_iterations")
     return spec, tol, cap
 
@@ -59,11 +63,13 @@ def solve(
         method: one of :data:`METHODS`.
         initial: the five start angles (the robot's current ones, for smooth
             motion); clamped into the limits. Given, every method answers on
-            its side: no joint moves more than 0.05 rad beyond what the nearest
+            its side: no joint moves more than 0.04 rad beyond what the nearest
             exact solution needs (see :mod:`nao_ik.solvers.driver`). Default:
             the model's neutral posture, without that rule. WristYaw keeps its
             start value.
-        tolerance: success distance, metres (default 0.1 mm).
+        tolerance: success distance, metres (default 0.1 mm); 0 iterates to
+            machine precision or the method's floor (``reached`` is then True
+            only for an exact hit).
         max_iterations: cap per start; default per method.
 
     Returns:
@@ -107,7 +113,7 @@ def solve_batch(
         arm: as in :func:`solve`.
         method: one of :data:`METHODS`.
         initial: (5,) start angles for all targets or (N, 5) one per target.
-        tolerance: success distance, metres.
+        tolerance: success distance, metres; >= 0, as in :func:`solve`.
         max_iterations: cap per start.
 
     Returns:

@@ -158,19 +158,6 @@ def hand_transform(model: ArmModel, angles: Sequence[float]) -> np.ndarray:
     return t
 
 
-def hand_pose6d(model: ArmModel, angles: Sequence[float]) -> list[float]:
-    """The hand pose as ALMotion's ``getPosition`` gives it: ``[x, y, z, wx, wy, wz]``.
-
-    The rotation is Rz(wz) * Ry(wy) * Rx(wx).
-    """
-    t = hand_transform(model, angles)
-    r = t[:3, :3]
-    wy = float(np.arctan2(-r[2, 0], np.hypot(r[0, 0], r[1, 0])))
-    wz = float(np.arctan2(r[1, 0], r[0, 0]))
-    wx = float(np.arctan2(r[2, 1], r[2, 2]))
-    return [float(t[0, 3]), float(t[1, 3]), float(t[2, 3]), wx, wy, wz]
-
-
 def jacobian(model: ArmModel, angles: Sequence[float]) -> np.ndarray:
     """The analytic 3x5 position Jacobian of the hand.
 

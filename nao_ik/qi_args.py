@@ -24,6 +24,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import validate
+from .pose import check_axis_mask, check_position6d
 from .track import validate_points
 
 
@@ -67,6 +68,8 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "method": _method,
     "points": _points,
     "fraction": validate.speed,
+    "position6D": check_position6d,
+    "axisMask": check_axis_mask,
 }
 
 #: Every NaoArmIK qi method that takes arguments.
@@ -78,6 +81,9 @@ SPECS: dict[str, Spec] = {
     "trackPath": Spec(("arm", "points", "method")),
     "setSpeed": Spec(("fraction",)),
     "stopPath": Spec(("arm",)),
+    "reachToPose": Spec(("arm", "position6D", "axisMask", "method")),
+    "computePose": Spec(("arm", "position6D", "axisMask", "method")),
+    "getPose": Spec(("arm",)),
 }
 
 

@@ -50,6 +50,7 @@ from .api import METHODS, resolve_method, solve
 from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
 from .motion_link import MOTION_TIMEOUT, MotionLink, reply_limits
+from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
 from .qilog import ServiceLog
 from .track import track_path
@@ -151,6 +152,36 @@ class NaoArmIK:
         a = self._decode("trackPath", (arm, points, method))
         extra = len(a["points"]) * PATH_COMPUTE_BUDGET
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
+        """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
+
+        ``axisMask`` (1..63: X 1, Y 2, Z 4, WX 8, WY 16, WZ 32) selects the
+        components that count, as in ALMotion.setPositions; ``method`` one of
+        the pose methods (any position method with axisMask 7), "" the
+        default. Answers like ``reachToWithArm`` plus ``position6D``,
+        ``axisMask``, ``positionError`` (m) and ``orientationError`` (rad).
+        """
+        a = self._decode("reachToPose", (arm, position6D, axisMask, method))
+        return self._submit("reachToPose", lambda job, end: self._reach_pose(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
+        """The answer ``reachToPose`` would send, without moving the robot."""
+        a = self._decode("computePose", (arm, position6D, axisMask, method))
+        return self._submit("computePose", lambda job, end: self._reach_pose(a, None, end))
+
+    @qi.bind(qi.List(qi.Double), [qi.Dynamic])
+    def getPose(self, arm: Any) -> Any:
+        """The named arm's hand pose [x, y, z, wx, wy, wz] (FRAME_TORSO) from the robot's sensed angles."""
+        a = self._decode("getPose", (arm,))
+
+        def work(job: Job, end: float) -> list:
+            model, current = self._arm_state(a["arm"], motors=False, end=end)
+            return [float(v) for v in forward_pose(current, model)]
+
+        return self._submit("getPose", work)
 
     @qi.bind(qi.Bool, [qi.Dynamic])
     def stopPath(self, arm: Any) -> bool:
@@ -281,6 +312,61 @@ class NaoArmIK:
             "clamped": clamped,
             "moved": bool(move),
             "jointChange": float(change),
+            "moveSeconds": float(seconds),
+        }
+
+    @_private
+    def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
+        """A pose reach; with a job, it takes the arm (stopping a path there) and sends the command."""
+        arm, pose, mask = a["arm"], a["position6D"], a["axisMask"]
+        method = DEFAULT_METHOD if a["method"] == "" else a["method"]
+        if mask == POSITION_MASK:
+            method = resolve_method(method)
+        else:
+            method = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
+        move = job is not None
+        if move:
+            self._arms[arm].take(job, _left(end))
+        try:
+            model, start = self._arm_state(arm, motors=move, end=end)
+            names = list(model.names)
+            t0 = time.perf_counter()
+            sol = solve_pose(pose, model, mask, initial=start, method=method)
+            solve_ms = (time.perf_counter() - t0) * 1e3
+            angles = [float(q) for q in sol.angles]
+            # Last line of defence, as in _reach: nothing non-finite or out of limits is sent.
+            if not all(math.isfinite(q) for q in angles):
+                raise RuntimeError(f"{method} produced a non-finite angle for {list(pose)}; nothing sent")
+            safe = list(model.clamp(angles))
+            if move:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
+                self._motion.call("setAngles", names, safe, self._speed, budget=_left(end))
+        finally:
+            if move:
+                self._arms[arm].release(job)
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+        self._log.info(
+            f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
+            f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
+            f"{solve_ms:.2f}ms"
+        )
+        return {
+            "arm": arm,
+            "method": sol.method,
+            "position6D": list(pose),
+            "axisMask": mask,
+            "names": names,
+            "angles": safe,
+            "reached": bool(sol.reached),
+            "error": float(sol.error),
+            "positionError": float(sol.position_error),
+            "orientationError": float(sol.rotation_error),
+            "iterations": int(sol.iterations),
+            "solveTimeMs": float(solve_ms),
+            "clamped": [n for n, q, s in zip(names, angles, safe) if q != s],
+            "moved": bool(move),
+            "jointChange": float(max(abs(q - q0) for q, q0 in zip(safe, start))),
             "moveSeconds": float(seconds),
         }
 

@@ -4,7 +4,7 @@ What it does like ALMotion: joint and chain names, ``setAngles`` (non-blocking:
 joints then move at ``fractionMaxSpeed`` x their maximum velocity, advanced in
 20 ms cycles like ALMotion's 50 Hz loop), ``angleInterpolationWithSpeed``
 (blocking), ``getAngles`` (commanded or sensed), ``getLimits``,
-``getPosition`` of the arm effectors in FRAME_TORSO, stiffness (a joint with
+``getPosition`` and ``getTransform`` of the arm effectors (hand pose) in FRAME_TORSO, stiffness (a joint with
 stiffness 0 does not move), ``wakeUp`` and ``rest``. It refuses what ALMotion
 refuses: unknown names, lengths that do not match, values that are not numbers.
 
@@ -35,7 +35,7 @@ except ImportError:  # in-process use without libqi
         return f
 
 
-from nao_ik.kinematics import hand_pose6d
+from nao_ik.geometry.pose import forward_pose, pose6d_to_transform
 from nao_ik.model import arm_model
 
 from .body import CHAINS, JOINTS, REST, STAND
@@ -118,7 +118,11 @@ class StubMotion:
         if frame != FRAME_TORSO or isinstance(frame, bool):
             raise RuntimeError(f"ALMotion stub: only FRAME_TORSO (0) is simulated, got frame {frame!r}")
         model = arm_model(name)
-        return hand_pose6d(model, self.getAngles(list(model.names), useSensorValues))
+        return forward_pose(model, self.getAngles(list(model.names), useSensorValues))
+
+    def getTransform(self, name: Any, frame: Any, useSensorValues: Any) -> list[float]:
+        """The ``LArm``/``RArm`` effector's 4x4 transform in FRAME_TORSO, 16 values row by row."""
+        return pose6d_to_transform(self.getPosition(name, frame, useSensorValues)).ravel().tolist()
 
     # ------------------------------------------------------------- stiffness
 

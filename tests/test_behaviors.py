@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import time
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nao_ik import kinematics
+from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
 
 ROOT = Path(__file__).resolve().parent.parent / "behaviors"
@@ -49,7 +52,8 @@ def test_project_files_are_well_formed():
     assert manifest.get("uuid") == "nao-ik-behaviors"
     root = ET.parse(XAR).getroot()
     assert root.tag == q("ChoregrapheProject") and root.get("xar_version") == "3"
-    assert {b.get("name") for b, _ in boxes()} >= {"Reach To", "Compute Angles", "Track Path", "Wake Up", "Rest"}
+    names = {"Reach To", "Compute Angles", "Track Path", "Wake Up", "Rest", "Reach Pose"}
+    assert {b.get("name") for b, _ in boxes()} >= names
 
 
 @pytest.mark.parametrize("box, script", boxes(), ids=lambda v: v.get("name") if hasattr(v, "get") else "")
@@ -264,3 +268,35 @@ def test_track_path_box_follows_a_line(awake):
     assert len(awake.moves()) == 15
     start(box, "not a path")
     assert box.fired[-1][0] == "onFailed" and "list of [x, y, z]" in box.fired[-1][1][1]
+
+
+def test_reach_pose_box_turns_the_hand(awake):
+    q = [0.4, 0.5, -0.3, -0.9, 0.7]
+    pose = forward_pose(arm_model("LArm"), q)
+    degrees = {k: math.degrees(v) for k, v in zip(("wx", "wy", "wz"), pose[3:])}
+    box = make_box("Reach Pose", awake.user, speed=1.0, x=pose[0], y=pose[1], z=pose[2], **degrees)
+    start(box)  # a bang: the parameters' pose, angles in degrees
+    name, (pos, rot, reason) = box.fired[-1]
+    assert name == "onReached" and pos <= 1e-4 and rot <= math.radians(0.1), box.fired
+    got = awake.motion.getPosition("LArm", 0, True)  # it waited for the arm
+    np.testing.assert_allclose(got, pose, atol=1e-3)
+    right = forward_pose(arm_model("RArm"), [0.1, -0.4, 0.6, 1.1, -0.5])
+    rbox = make_box("Reach Pose", awake.user, speed=1.0, arm="RArm", wait=False)
+    start(rbox, right)  # a position6D list: metres and radians
+    assert rbox.fired[-1][0] == "onReached"
+    assert awake.moves()[-1]["names"][0] == "RShoulderPitch"
+
+
+def test_reach_pose_box_reports_failures(awake):
+    box = make_box("Reach Pose", awake.user, wait=False, wz=90.0)  # turned where the arm cannot
+    start(box)
+    name, (pos, rot, reason) = box.fired[-1]
+    assert name == "onFailed" and rot > 0.01 and "not reached" in reason
+    start(box, [0.1, "a", 0.1, 0, 0, 0])
+    assert box.fired[-1][0] == "onFailed" and "bad pose" in box.fired[-1][1][2]
+    bad = make_box("Reach Pose", awake.user, mask="everything")
+    start(bad)
+    assert bad.fired[-1][0] == "onFailed" and "unknown axis mask" in bad.fired[-1][1][2]
+    wrong = make_box("Reach Pose", awake.user, method="fabrik")
+    start(wrong)
+    assert wrong.fired[-1][0] == "onFailed" and "pose method" in wrong.fired[-1][1][2]

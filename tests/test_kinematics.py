@@ -2,8 +2,6 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 import nao_ik
 from nao_ik import kinematics
@@ -83,26 +81,6 @@ def test_zero_pose_is_arm_stretched_forward():
     np.testing.assert_allclose(pos["elbow"], [0.105, 0.113, 0.1])
     np.testing.assert_allclose(pos["wrist"], [0.16095, 0.113, 0.1])
     np.testing.assert_allclose(pos["hand"], [0.2187, 0.113, 0.1 - 0.01231])
-
-
-@given(st.lists(st.floats(-2.0, 2.0), min_size=5, max_size=5))
-def test_pose6d_rotation_convention(q):
-    # getPosition's angles rebuild the rotation as Rz(wz) Ry(wy) Rx(wx).
-    model = arm_model("LArm")
-    x, y, z, wx, wy, wz = kinematics.hand_pose6d(model, q)
-    t = kinematics.hand_transform(model, q)
-
-    def rx(a):
-        return np.array([[1, 0, 0], [0, np.cos(a), -np.sin(a)], [0, np.sin(a), np.cos(a)]])
-
-    def ry(a):
-        return np.array([[np.cos(a), 0, np.sin(a)], [0, 1, 0], [-np.sin(a), 0, np.cos(a)]])
-
-    def rz(a):
-        return np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
-
-    np.testing.assert_allclose(rz(wz) @ ry(wy) @ rx(wx), t[:3, :3], atol=1e-9)
-    np.testing.assert_allclose([x, y, z], t[:3, 3])
 
 
 def test_runtime_limits_replace_documented_ones():

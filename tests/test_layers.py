@@ -12,8 +12,21 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity"),
-    ("track", "bench", "report"),
+    ("api", "all_solutions", "continuity", "pose"),
+    (
+        "track",
+        "bench",
+        "pose_bench",
+        "report",
+        "report_alone",
+        "report_stats",
+        "report_fig3",
+        "report_sec53",
+        "report_peers",
+        "report_ot",
+        "report_planar",
+        "report_kt",
+    ),
     ("service", "qi_args", "jobs", "motion_link", "qilog"),  # the service and its parts
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),

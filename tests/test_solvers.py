@@ -198,7 +198,7 @@ def test_scalar_and_array_kernels_agree():
         (dict(target=[0.1, 0.1, 1.3e154]), r"target z must be within \+-1e\+06 m"),
         (dict(arm="Head"), "unknown arm 'Head'"),
         (dict(method="ccd"), "unknown method 'ccd'"),
-        (dict(tolerance=0.0), "tolerance must be > 0"),
+        (dict(tolerance=-1e-3), "tolerance must be >= 0"),
         (dict(tolerance=float("nan")), "tolerance"),
         (dict(max_iterations=0), "max_iterations"),
         (dict(max_iterations=2.5), "max_iterations"),
@@ -263,3 +263,13 @@ def test_a_batch_in_blocks_equals_one_block(method, monkeypatch):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
         elif isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-refined"])
+def test_tolerance_zero_iterates_to_the_floor_and_stops(method):
+    # Tolerance 0 ("to machine precision or the method's floor"): the loops end by their stall rule, well
+    # before their cap, and the answer is at least as close as the default tolerance's.
+    target = nao_ik.forward([0.4, 0.2, -0.6, -0.7, 0.0], "LArm").tolist()
+    exact = nao_ik.solve(target, "LArm", method, tolerance=0.0, max_iterations=5000)
+    assert exact.error <= nao_ik.solve(target, "LArm", method).error + 1e-12
+    assert exact.error < 1e-6 and exact.iterations < 5000 * 21

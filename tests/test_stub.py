@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nao_ik import kinematics
+from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
 from sim_stub.body import CHAINS, JOINTS, STAND
 from sim_stub.motion import CYCLE, StubMotion
@@ -125,7 +126,11 @@ def test_get_position_is_the_forward_kinematics(motion, clock):
     motion.setAngles(list(arm_model("LArm").names), q, 1.0)
     clock.now += 1.0
     pos = motion.getPosition("LArm", 0, True)
-    np.testing.assert_allclose(pos, kinematics.hand_pose6d(arm_model("LArm"), q))
+    np.testing.assert_allclose(pos, forward_pose(arm_model("LArm"), q))
+    t = np.array(motion.getTransform("LArm", 0, True)).reshape(4, 4)
+    np.testing.assert_allclose(t, kinematics.hand_transform(arm_model("LArm"), q), atol=1e-12)
+    with pytest.raises(RuntimeError, match="FRAME_TORSO"):
+        motion.getTransform("RArm", 2, True)
     with pytest.raises(RuntimeError, match="FRAME_TORSO"):
         motion.getPosition("LArm", 1, True)
     with pytest.raises(RuntimeError, match="LArm and RArm"):

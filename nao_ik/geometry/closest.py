@@ -75,10 +75,62 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
     t = [float(x) for x in target]
     q0 = [float(x) for x in q0]
     near = nearest(model, t, q0, SCALAR)
+    if not near.found:
+        # The links could reach that distance but the ElbowYaw/ElbowRoll limits
+        # do not: the point toward the target at the nearest distance they allow.
+        s = model.shoulder
+        d = math.sqrt(sum((t[k] - s[k]) ** 2 for k in range(3)))
+        lo, hi = distance_range(model, q0[4])
+        if d > 1e-12 and not lo <= d <= hi:
+            scale = min(max(d, lo + 1e-9), hi - 1e-9) / d
+            near = nearest(model, [s[k] + (t[k] - s[k]) * scale for k in range(3)], q0, SCALAR)
     if near.found:
         q = model.clamp(near.q)
         return Closest(q, _distance(model, q, t), True)
     return _search(model, t, q0, near.circle)
+
+
+def distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:
+    """The smallest and largest shoulder-hand distance the elbow joints' limits allow, WristYaw held.
+
+    The distance depends on ElbowYaw q3 and ElbowRoll q4 only: |S-H|^2 =
+    L1^2 + L2^2 + 2 u . Rx(q3) Rz(q4) f, and for a given q4 that dot product
+    is alpha + beta cos q3 + gamma sin q3, whose extremes over q3's range are
+    in closed form (the free extreme or an end). Over q4: a grid, then golden
+    sections on the best cells.
+    """
+    from .recovery import forearm, upper_arm
+
+    l1, _ = upper_arm(model)
+    ux, uy, _ = model.joints[2].offset
+    fx, fy, fz = forearm(model, float(wrist), SCALAR)
+    lo3, hi3, lo4, hi4 = model.lower[2], model.upper[2], model.lower[3], model.upper[3]
+
+    def extreme(q4: np.ndarray, sign: float) -> np.ndarray:
+        c4, s4 = np.cos(q4), np.sin(q4)
+        alpha, beta, gamma = ux * (fx * c4 - fy * s4), uy * (fx * s4 + fy * c4), -uy * fz + 0.0 * q4
+        ends = [alpha + beta * math.cos(b) + gamma * math.sin(b) for b in (lo3, hi3)]
+        best = np.maximum(*ends) if sign > 0 else np.minimum(*ends)
+        free = np.arctan2(sign * gamma, sign * beta)  # where the q3 term is largest (sign 1) or smallest (-1)
+        inside = (free >= lo3) & (free <= hi3)
+        at_free = alpha + sign * np.hypot(beta, gamma)
+        return np.where(inside, at_free if sign > 0 else at_free, best) * sign
+
+    base = l1 * l1 + fx * fx + fy * fy + fz * fz
+    out = []
+    for sign in (-1.0, 1.0):
+        grid = np.linspace(lo4, hi4, 201)
+        k = int(np.argmax(extreme(grid, sign)))
+        a, b = grid[max(k - 1, 0)], grid[min(k + 1, 200)]
+        for _ in range(60):  # golden sections to ~1e-13 rad
+            m1, m2 = b - 0.618033988749895 * (b - a), a + 0.618033988749895 * (b - a)
+            if extreme(np.array([m1]), sign)[0] >= extreme(np.array([m2]), sign)[0]:
+                b = m2
+            else:
+                a = m1
+        value = max(extreme(np.array([0.5 * (a + b), grid[k]]), sign)) * sign
+        out.append(math.sqrt(max(base + 2.0 * value, 0.0)))
+    return out[0], out[1]
 
 
 def _distance(model: ArmModel, q: Sequence[float], t: Sequence[float]) -> float:
@@ -155,7 +207,7 @@ def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) ->
         better = new < err - 1e-15
         q = np.where(better[:, None], trial, q)
         err = np.where(better, new, err)
-        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), lam * 10.0)
+        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), np.minimum(lam * 10.0, 1e12))
         if np.all((np.abs(step).max(axis=1) < 1e-10) | (lam > 1e6)):
             break
     return q, err

@@ -242,7 +242,8 @@ def run_batch(
             q[i], err[i], refined[i] = best.angles, best.distance, True
         else:
             shortfall[i] = max(err[i] - best.distance, 0.0)
-    return Run(q, err, run.iterations, run.clamped, shortfall, refined)
+    clamped = None if run.clamped is None else np.where(refined[:, None], False, run.clamped)
+    return Run(q, err, run.iterations, clamped, shortfall, refined)
 
 
 def _batch(

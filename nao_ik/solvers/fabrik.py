@@ -20,10 +20,20 @@ point, clamping them, and recomputing the point from the clamped angles:
   q4 = +-acos(g_x / r) - s (the root inside ElbowRoll's limits), and q3 =
   atan2(g_z, g_y) - atan2(f_z, f_x sin q4 + f_y cos q4).
 
-These replace the recovery equations of Poddighe (2013) section 5.3, which
-divide arcsin's result by the link length and drop the offsets; the round trip
-FK -> points -> angles is tested to 1e-9. Because the loop keeps the angles
-and the points consistent, the answer needs no final conversion.
+These replace the recovery equations of Poddighe (2013) section 5.3. The
+paper's model has no offsets (links along y), so that is not where it goes
+wrong; as printed, eq. 16 is wrong for every configuration (it should read
+y1 = l1 cos th1 cos th2, z1 = +l1 sin th1 cos th2), eqs. 17, 18, 23 and 24
+divide the arcsin/arccos *result* by the link length instead of its argument,
+and even corrected, arcsin loses the quadrant past 90 degrees, which
+ShoulderPitch and ElbowYaw reach (``nao-ik report`` measures all three on the
+paper's own chain). The round trip FK -> points -> angles here is tested to
+1e-9. Because the loop keeps the angles and the points consistent, the answer
+needs no final conversion.
+
+:func:`fabrik_loop` adds Aitken extrapolation of the elbow near full
+stretch, which is not part of FABRIK; :func:`plain_fabrik_loop` is the
+algorithm alone (the same passes and limits, no extrapolation).
 """
 
 from __future__ import annotations
@@ -46,8 +56,26 @@ MAX_RATIO = 0.995
 MAX_ELBOW_JUMP = 0.05
 
 
-def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
-    """FABRIK iterations from q0; see the module docstring."""
+def plain_fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
+    """FABRIK alone: :func:`fabrik_loop` without the Aitken extrapolation of the elbow."""
+    return fabrik_loop(model, t, q0, tol, max_iter, ops, extrapolate=False)
+
+
+def fabrik_loop(
+    model: ArmModel,
+    t: Sequence[Any],
+    q0: Sequence[Any],
+    tol: float,
+    max_iter: int,
+    ops: Ops,
+    extrapolate: bool = True,
+) -> Run:
+    """FABRIK iterations from q0; see the module docstring.
+
+    Args:
+        extrapolate: Aitken extrapolation of the elbow's track (nao-ik's
+            addition); False runs the plain passes.
+    """
     lo, hi = model.lower, model.upper
     sh = model.shoulder
     q5 = q0[4]
@@ -94,14 +122,21 @@ def fabrik_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float
         # and geometrically; Aitken extrapolation of the elbow's track feeds the
         # next backward pass (the forward pass re-projects it onto the limits).
         new_elbow = ch.origins[2]
+        e = [t[k] - ch.hand[k] for k in range(3)]
+        err = ops.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+        if not extrapolate:
+            elbow = new_elbow
+            better = live & (err < best_err - MIN_PROGRESS)
+            stale = ops.where(better, 0 * stale, stale + 1)
+            best_q = ops.where_list(better, q, best_q)
+            best_err = ops.where(better, err, best_err)
+            continue
         step = [new_elbow[k] - elbow_raw[k] for k in range(3)]
         ss = step[0] * step[0] + step[1] * step[1] + step[2] * step[2]
         pp = prev_step[0] * prev_step[0] + prev_step[1] * prev_step[1] + prev_step[2] * prev_step[2]
         sp = step[0] * prev_step[0] + step[1] * prev_step[1] + step[2] * prev_step[2]
         r = sp / ops.maximum(pp, 1e-30)
         # Only where the steps line up (r close to |step|/|prev|): a smooth, slow approach.
-        e = [t[k] - ch.hand[k] for k in range(3)]
-        err = ops.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
         smooth = (r > 0.0) & (r < MAX_RATIO) & (sp * sp > 0.9 * ss * pp) & (err < best_err)
         gain = ops.where(smooth, r / (1.0 - ops.where(smooth, r, 0.0)), 0.0)
         gain = ops.minimum(gain, MAX_ELBOW_JUMP / ops.maximum(ops.sqrt(ss), 1e-30))
