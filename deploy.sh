@@ -68,6 +68,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+# One word for the remote shell: single-quoted, embedded quotes escaped.
+remote_word() {
+  local q="'\\''"
+  printf "'%s'" "${1//\'/$q}"
+}
+
 # Print a command (dry run) or run it.
 run() {
   if [ "$DRY" = 1 ]; then
@@ -85,17 +91,42 @@ have_systemd_user() {
   command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1
 }
 
+# The pid file's process, if it is nao-ik's serve (checked against its command
+# line: a stale file may hold a reused pid, and -1 would signal every process).
+serve_pid() {
+  local pid args
+  pid="$(head -c 32 "$PID_FILE" 2>/dev/null | tr -d '[:space:]')"
+  if ! [[ "$pid" =~ ^[1-9][0-9]{0,9}$ ]] || [ "$pid" -le 1 ]; then
+    echo "deploy.sh: the pid file $PID_FILE holds '$pid', not a process id: not signalling anything (remove the file)" >&2
+    return 2
+  fi
+  args="$(ps -o args= -p "$pid" 2>/dev/null || true)"
+  if [ -z "$args" ]; then
+    echo "the service (pid $pid) was not running"
+    return 1
+  fi
+  case "$args" in
+    *nao-ik*serve*|*nao_ik*serve*) echo "$pid" ;;
+    *)
+      echo "deploy.sh: pid $pid in $PID_FILE is not nao-ik serve (it runs: ${args:0:80}): not stopping it (remove the file)" >&2
+      return 2 ;;
+  esac
+}
+
 stop_service() {
   if have_systemd_user && systemctl --user is-active --quiet "$UNIT" 2>/dev/null; then
     run systemctl --user stop "$UNIT"
     echo "stopped $UNIT"
   elif [ -f "$PID_FILE" ]; then
-    pid="$(cat "$PID_FILE")"
-    if kill -0 "$pid" 2>/dev/null; then
-      run kill "$pid"
+    local pid status=0
+    pid="$(serve_pid)" || status=$?
+    if [ "$status" = 2 ]; then
+      return 1
+    elif [ "$status" = 0 ]; then
+      run kill -TERM "$pid"
       echo "stopped the NaoArmIK service (pid $pid)"
     else
-      echo "the service (pid $pid) was not running"
+      echo "$pid"
     fi
     [ "$DRY" = 1 ] || rm -f "$PID_FILE"
   else
@@ -104,15 +135,28 @@ stop_service() {
 }
 
 if [ "$STOP" = 1 ]; then
-  stop_service
+  stop_service || exit 1
   exit 0
 fi
 
 [ -n "$ROBOT" ] || { usage >&2; die "--robot is required"; }
 case "$ROBOT" in
-  *@*) TARGET="$ROBOT"; HOST="${ROBOT#*@}" ;;
-  *) TARGET="nao@$ROBOT"; HOST="$ROBOT" ;;
+  *@*) USER_NAME="${ROBOT%%@*}"; HOST="${ROBOT#*@}" ;;
+  *) USER_NAME="nao"; HOST="$ROBOT" ;;
 esac
+# Host and user are checked, not just quoted: ssh and scp would take a leading
+# "-" as an option (-oProxyCommand=... runs a local command).
+[[ "$HOST" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$ ]] \
+  || die "invalid robot host '$HOST': expected a host name or an IPv4 address (letters, digits, '.', '-'; not starting with '-')"
+[[ "$USER_NAME" =~ ^[A-Za-z_][A-Za-z0-9._-]*$ ]] \
+  || die "invalid robot user '$USER_NAME': expected a login name (letters, digits, '.', '_', '-'; not starting with '-')"
+TARGET="$USER_NAME@$HOST"
+[[ "$SSH_PORT" =~ ^[0-9]+$ ]] && [[ "$QI_PORT" =~ ^[0-9]+$ ]] || die "--ssh-port and --qi-port must be numbers"
+# The folder on the robot travels as an argument of a fixed remote script,
+# never pasted into a command; it must still be a plain absolute path.
+if [ -n "$REMOTE_DIR" ] && ! [[ "$REMOTE_DIR" =~ ^/[A-Za-z0-9._/+-]*$ ]]; then
+  die "invalid --remote-dir '$REMOTE_DIR': expected an absolute path of letters, digits and . _ / + - only"
+fi
 QI_URL="tcp://$HOST:$QI_PORT"
 
 # Dependencies.
@@ -145,7 +189,7 @@ with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
 
 # 2. Copy and install.
 echo "checking that $TARGET answers over ssh (port $SSH_PORT)"
-if ! run "${SSH[@]}" "$TARGET" true; then
+if ! run "${SSH[@]}" -- "$TARGET" true; then
   die "cannot reach $TARGET over ssh on port $SSH_PORT: is the robot on, on this network, and does it accept your key? (ssh-copy-id $TARGET)"
 fi
 if [ -z "$REMOTE_DIR" ]; then
@@ -153,21 +197,25 @@ if [ -z "$REMOTE_DIR" ]; then
   # shellcheck disable=SC2016
   if [ "$DRY" = 1 ]; then
     REMOTE_DIR="/home/nao"
-    run "${SSH[@]}" "$TARGET" 'printf %s "$HOME"'
+    run "${SSH[@]}" -- "$TARGET" 'printf %s "$HOME"'
   else
-    REMOTE_DIR="$("${SSH[@]}" "$TARGET" 'printf %s "$HOME"')"
+    REMOTE_DIR="$("${SSH[@]}" -- "$TARGET" 'printf %s "$HOME"')"
   fi
+  [[ "$REMOTE_DIR" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "the robot's home folder '$REMOTE_DIR' is not a plain path: use --remote-dir"
 fi
 REMOTE_PKG="$REMOTE_DIR/nao-ik.pkg"
 echo "copying the package to $TARGET:$REMOTE_PKG"
-run "${SCP[@]}" "$PKG" "$TARGET:$REMOTE_PKG"
+run "${SCP[@]}" -- "$PKG" "$TARGET:$REMOTE_PKG"
 echo "installing it with PackageManager on $QI_URL"
 status=0
 run "$NAO_IK" install-package "$REMOTE_PKG" --qi-url "$QI_URL" || status=$?
 if [ "$status" = 3 ]; then
   APPS=".local/share/PackageManager/apps/nao-ik-behaviors"
   echo "no PackageManager on the robot: unpacking into ~/$APPS there"
-  run "${SSH[@]}" "$TARGET" "mkdir -p ~/$APPS && python -m zipfile -e '$REMOTE_PKG' ~/$APPS"
+  # A fixed script; the paths are its arguments ($1, $2), each one word for the robot's shell.
+  # shellcheck disable=SC2016
+  UNPACK='py=$(command -v python || command -v python3) && mkdir -p "$HOME/$1" && "$py" -m zipfile -e "$2" "$HOME/$1"'
+  run "${SSH[@]}" -- "$TARGET" sh -c "$(remote_word "$UNPACK")" sh "$(remote_word "$APPS")" "$(remote_word "$REMOTE_PKG")"
 elif [ "$status" != 0 ]; then
   die "PackageManager.install failed on $QI_URL (is NAOqi running on the robot, on port $QI_PORT?)"
 fi

@@ -16,6 +16,9 @@ METHODS: tuple[str, ...] = tuple(SOLVERS) + tuple(ALIASES)
 
 DEFAULT_TOLERANCE = 1e-4
 
+#: solve_batch works through at most this many targets at a time (bounded memory).
+BATCH_BLOCK = 50_000
+
 ArmLike = Union[str, ArmModel]
 
 
@@ -121,7 +124,7 @@ def solve_batch(
     """
     model = resolve_arm(arm)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
-    t = _finite_array(targets, "targets", (-1, 3))
+    t = validate.array(targets, "targets", 3)
     far = np.abs(t) > validate.MAX_COORDINATE
     if far.any():
         row, col = np.argwhere(far)[0]
@@ -130,12 +133,19 @@ def solve_batch(
     if initial is None:
         q0 = np.tile(np.asarray(model.neutral), (n, 1))
     else:
-        q0 = _finite_array(initial, "initial", (-1, 5))
+        q0 = validate.array(initial, "initial", 5)
         if q0.shape[0] == 1:
             q0 = np.tile(q0, (n, 1))
         elif q0.shape[0] != n:
             raise ValueError(f"initial must be (5,) or ({n}, 5), got {q0.shape}")
         q0 = np.clip(q0, model.lower, model.upper)
+    if n > BATCH_BLOCK:  # in blocks: each target's answer is its own, memory stays bounded
+        blocks = [(t[i : i + BATCH_BLOCK], None if initial is None else q0[i : i + BATCH_BLOCK])
+                  for i in range(0, n, BATCH_BLOCK)]  # fmt: skip
+        parts = [solve_batch(bt, model, method, bq, tol, cap) for bt, bq in blocks]
+        arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f, v in parts[0]._asdict().items()
+                  if isinstance(v, np.ndarray)}  # fmt: skip
+        return parts[0]._replace(**arrays)
     if n == 0:
         empty = np.zeros(0)
         none = np.zeros((0, 5), dtype=bool)
@@ -160,18 +170,3 @@ def forward(angles: Sequence[float], arm: ArmLike = "LArm") -> np.ndarray:
     model = resolve_arm(arm)
     return kinematics.forward(model, validate.vector(angles, 5, "angles"))
 
-
-def _finite_array(value: Any, name: str, shape: tuple[int, int]) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers") from None
-    if a.ndim == 1 and a.shape[0] == shape[1]:
-        a = a[None, :]
-    if a.ndim != 2 or a.shape[1] != shape[1]:
-        raise ValueError(f"{name} must have shape (N, {shape[1]}), got {a.shape}")
-    bad = ~np.isfinite(a)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
-        raise ValueError(f"{name}[{row}, {col}] must be finite, got {a[row, col]!r}")
-    return a

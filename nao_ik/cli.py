@@ -122,6 +122,13 @@ def serve_main(argv: Sequence[str]) -> int:
     )
     p.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed (default 0.2)")
     p.add_argument(
+        "--motion-timeout", type=float, default=2.0, help="seconds each ALMotion call may take (default 2)"
+    )
+    p.add_argument(
+        "--call-budget", type=float, default=10.0, help="seconds each call may take; a path 0.1 s more per point "
+        "to compute it, then 40 ms per point to send it (default 10)"
+    )
+    p.add_argument(
         "--user",
         help="login for robots that require one (NAOqi 2.9: --qi-url tcps://ROBOT:9503); "
         "the password is read from the NAOQI_PASSWORD environment variable",
@@ -131,14 +138,17 @@ def serve_main(argv: Sequence[str]) -> int:
 
     try:
         speed = validate.speed(a.speed)
+        validate.positive(a.motion_timeout, "--motion-timeout")
+        validate.positive(a.call_budget, "--call-budget")
     except ValueError as e:
         p.error(str(e))
     password = os.environ.get("NAOQI_PASSWORD")
     if a.user and password is None:
         p.error("--user needs the password in the NAOQI_PASSWORD environment variable")
-    quiet_qi()
-    from .server import serve
+    from .server import limit_message_size, serve
 
+    limit_message_size()  # before libqi reads its first message
+    quiet_qi()
     serve(
         a.qi_url,
         a.qi_listen_url,
@@ -146,8 +156,16 @@ def serve_main(argv: Sequence[str]) -> int:
         on_registered=lambda url: print(f"NaoArmIK registered on {url}", flush=True),
         user=a.user,
         password=password,
+        motion_timeout=a.motion_timeout,
+        call_budget=a.call_budget,
     )
-    return 0
+    # Everything is stopped and closed. Skip the interpreter's and libqi's
+    # teardown: libqi 3.1.5's static destructors abort now and then with threads of
+    # its own still running ("terminate called without an active exception",
+    # 1 exit in 30 measured), which a supervisor would count as a failure.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def reach_main(argv: Sequence[str]) -> int:

@@ -15,9 +15,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -61,19 +62,32 @@ def _rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def _start(args: list[str], ready: str) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nao_ik.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+NAO_IK = (sys.executable, "-m", "nao_ik.cli")
+
+
+def _start(args: list[str], ready: str, command: Sequence[str] = NAO_IK) -> subprocess.Popen:
+    """Start ``command + args`` and wait for ``ready`` on its stdout; then keep reading its stdout.
+
+    libqi logs to stdout: a pipe nobody reads fills up (64 kB) and the
+    process freezes at its next log line, so a thread drains it for as long
+    as the process runs.
+    """
+    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     end = time.monotonic() + 30
     while time.monotonic() < end:
         line = proc.stdout.readline()
         if ready in line:
+            threading.Thread(target=_drain, args=(proc.stdout,), daemon=True).start()
             return proc
         if not line and proc.poll() is not None:
             break
     proc.kill()
-    raise RuntimeError(f"nao-ik {args[0]} did not start")
+    raise RuntimeError(f"{args[0]} did not start")
+
+
+def _drain(stream: Any) -> None:
+    for _ in stream:
+        pass
 
 
 def _targets(n: int, seed: int) -> list[tuple[float, float, float]]:

@@ -11,6 +11,7 @@ Numbers: Aldebaran's NAO H25 V4/V5/V6 documentation and the ros-naoqi URDF
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Mapping, NamedTuple, Sequence
 
 ARMS = ("LArm", "RArm")
@@ -105,16 +106,20 @@ class ArmModel(NamedTuple):
             The new model; its neutral posture is clamped into the new limits.
 
         Raises:
-            ValueError: a limit is not finite or min > max.
+            ValueError: a name that is not one of this arm's joints (a typo
+                would otherwise keep the default limits silently), or a
+                limit that is not a finite number, or min > max; the message
+                names the joint.
         """
+        unknown = [n for n in limits if n not in self.names]
+        if unknown:
+            raise ValueError(f"unknown joint {unknown[0]!r} for {self.arm}: expected one of {', '.join(self.names)}")
         joints = []
         for j in self.joints:
             if j.name not in limits:
                 joints.append(j)
                 continue
-            values = [float(v) for v in limits[j.name]]
-            if len(values) < 2 or not all(math.isfinite(v) for v in values[:3]):
-                raise ValueError(f"limits of {j.name} must be finite [min, max, ...], got {limits[j.name]!r}")
+            values = _limit_values(j.name, limits[j.name])
             lo, hi = values[0], values[1]
             if lo > hi:
                 raise ValueError(f"limits of {j.name}: min {lo} > max {hi}")
@@ -130,6 +135,24 @@ class ArmModel(NamedTuple):
     def within_limits(self, angles: Sequence[float], slack: float = 0.0) -> bool:
         """True if every angle is finite and inside the limits (+- slack)."""
         return all(math.isfinite(q) and j.lower - slack <= q <= j.upper + slack for q, j in zip(angles, self.joints))
+
+
+def _limit_values(name: str, value: object) -> list[float]:
+    """``[min, max, maxVelocity?, ...]`` of one joint as floats; the first three must be finite numbers."""
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    if not isinstance(value, (list, tuple)) and not hasattr(value, "tolist"):
+        raise ValueError(f"limits of {name} must be a list [min, max, ...] of finite numbers, got {shown}")
+    items = list(value)
+    head = items[:3]
+    if len(items) < 2 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in head):
+        raise ValueError(f"limits of {name} must be a list [min, max, ...] of finite numbers, got {shown}")
+    try:
+        values = [float(v) for v in head]
+    except OverflowError:
+        raise ValueError(f"limits of {name} must be finite numbers, got {shown}") from None
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"limits of {name} must be finite [min, max, ...], got {shown}")
+    return values
 
 
 def make_model(

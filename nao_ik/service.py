@@ -9,14 +9,25 @@ and call it from anywhere on that robot's service directory::
     ik = session.service("NaoArmIK")
     ik.reachTo(0.15, 0.10, 0.05, "analytic")
 
-Guarantees: every argument is checked before anything else happens; the
-angles sent to ``ALMotion.setAngles`` are finite and inside the limits that the
-connected robot reported with ``ALMotion.getLimits``; an error is raised to
-the caller (with a message that names the problem) instead of a command when
-anything is wrong, and the service stays up for the next call.
+Guarantees: every argument is checked (by :mod:`nao_ik.qi_args`, on the
+values as the caller sent them) before anything else happens; the angles sent
+to ``ALMotion.setAngles`` are finite and inside the limits that the connected
+robot reported with ``ALMotion.getLimits``; an error is raised to the caller
+(with a message that names the problem) instead of a command when anything
+is wrong, and the service stays up for the next call.
 
-Concurrency: calls are served one at a time (a lock around read-solve-send),
-so two clients cannot interleave their commands to the same arm.
+Concurrency: libqi calls the methods concurrently; the work runs on the
+service's own threads. Commands to one arm come from one job at a time
+(:mod:`nao_ik.jobs`), so two clients never interleave commands to an arm; a
+reach or a new path on an arm stops the path running there (within one
+20 ms cycle), ``stopPath(arm)`` stops it, and a caller that cancels its
+``trackPath`` future stops it. ``computeAngles``, ``computeAllSolutions``
+and the speed and method queries never wait for a path.
+
+Time: every ALMotion call has a budget (:data:`nao_ik.motion_link.MOTION_TIMEOUT`),
+every call a budget of :data:`CALL_BUDGET` (a path: that plus 0.1 s per
+point to compute it, then that plus 40 ms per point to send it); a call
+over its budget answers an error and sends nothing more.
 
 Motors: the service does not switch motors on by itself. If an arm's
 stiffness is 0, ``reachTo`` raises an error saying so; call
@@ -28,16 +39,21 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
 
 import qi
 
 from . import validate
 from .all_solutions import solve_all
 from .api import METHODS, resolve_method, solve
+from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
-from .pose import POSE_METHODS, POSITION_MASK, check_axis_mask, check_position6d, forward_pose, solve_pose
-from .track import track_path, validate_points
+from .motion_link import MOTION_TIMEOUT, MotionLink, reply_limits
+from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from .qi_args import decode
+from .qilog import ServiceLog
+from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
 
@@ -45,48 +61,68 @@ LOG_CATEGORY = "nao_ik.NaoArmIK"
 DEFAULT_METHOD = "analytic"
 DEFAULT_SPEED = 0.2
 CYCLE = 0.02  # ALMotion's control period, seconds
+#: Seconds a call may take, from its arrival to its answer (a path: plus PATH_POINT_BUDGET per point).
+CALL_BUDGET = 10.0
+#: A path's extra budget per point to compute it (before the first command) ...
+PATH_COMPUTE_BUDGET = 0.1
+#: ... and, from its first command, CALL_BUDGET plus this per point: its 20 ms cycle and ALMotion's answer.
+PATH_POINT_BUDGET = CYCLE + 0.02
+#: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
+WORKERS = 8
+
+_ANSWER = qi.Map(qi.String, qi.Dynamic)
 
 
+@qi.multiThreaded()
 class NaoArmIK:
     """The service object.
 
     Args:
         session: a qi session connected to the robot's service directory.
         speed: default ``fractionMaxSpeed`` for ``setAngles``.
+        motion_timeout: seconds each ALMotion call may take.
+        call_budget: seconds each call may take (a path: plus 0.1 s per point to compute it, then
+            ``call_budget`` plus 40 ms per point to send it).
     """
 
-    def __init__(self, session: Any, speed: float = DEFAULT_SPEED):
-        self._session = session
+    def __init__(
+        self,
+        session: Any,
+        speed: float = DEFAULT_SPEED,
+        motion_timeout: float = MOTION_TIMEOUT,
+        call_budget: float = CALL_BUDGET,
+    ):
         self._speed = validate.speed(speed)
-        self._lock = threading.Lock()
-        self._motion: Any = None
+        self._budget = validate.positive(call_budget, "call_budget")
         self._models: dict[str, ArmModel] = {}
-        self._log = qi.Logger(LOG_CATEGORY)
+        self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._models.clear)
+        self._arms = {arm: ArmChannel(arm) for arm in ARMS}
+        self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
+        self._closing = threading.Event()
+        self._log = ServiceLog(LOG_CATEGORY)
 
     # ------------------------------------------------------------ qi methods
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.Double, qi.Double, qi.Double, qi.String])
-    def reachTo(self, x: Any, y: Any, z: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def reachTo(self, x: Any, y: Any, z: Any, method: Any) -> Any:
         """Move the arm on the target's side (y >= 0: LArm) to (x, y, z), FRAME_TORSO metres."""
-        target = validate.target([x, y, z])
-        return self._call("reachTo", lambda: self._reach(_side(target), target, method, move=True))
+        a = self._decode("reachTo", (x, y, z, method))
+        return self._submit("reachTo", lambda job, end: self._reach(_side(a["target"]), a, job, end))
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double, qi.String])
-    def reachToWithArm(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def reachToWithArm(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> Any:
         """Move the named arm ("LArm" or "RArm") to (x, y, z)."""
-        arm = validate.arm(arm)
-        target = validate.target([x, y, z])
-        return self._call("reachToWithArm", lambda: self._reach(arm, target, method, move=True))
+        a = self._decode("reachToWithArm", (arm, x, y, z, method))
+        return self._submit("reachToWithArm", lambda job, end: self._reach(a["arm"], a, job, end))
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double, qi.String])
-    def computeAngles(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def computeAngles(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> Any:
         """The answer ``reachToWithArm`` would send, without moving the robot."""
-        arm = validate.arm(arm)
-        target = validate.target([x, y, z])
-        return self._call("computeAngles", lambda: self._reach(arm, target, method, move=False))
+        a = self._decode("computeAngles", (arm, x, y, z, method))
+        return self._submit("computeAngles", lambda job, end: self._reach(a["arm"], a, None, end))
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Double, qi.Double, qi.Double])
-    def computeAllSolutions(self, arm: Any, x: Any, y: Any, z: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def computeAllSolutions(self, arm: Any, x: Any, y: Any, z: Any) -> Any:
         """Every configuration that reaches (x, y, z), without moving the robot.
 
         Returns a map: ``arm``, ``target``, ``reachable``, ``names``,
@@ -95,27 +131,30 @@ class NaoArmIK:
         ``error``) sampled every 10 degrees across the intervals and at their
         ends, for the robot's limits and the arm's current WristYaw.
         """
-        arm = validate.arm(arm)
-        target = validate.target([x, y, z])
-        return self._call("computeAllSolutions", lambda: self._all(arm, target))
+        a = self._decode("computeAllSolutions", (arm, x, y, z))
+        return self._submit("computeAllSolutions", lambda job, end: self._all(a["arm"], a["target"], end))
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.String])
-    def trackPath(self, arm: Any, points: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 3)
+    def trackPath(self, arm: Any, points: Any, method: Any) -> Any:
         """Follow a Cartesian path with the named arm: one ``setAngles`` per point, at ALMotion's 50 Hz.
 
         ``points`` is a list of [x, y, z] (FRAME_TORSO metres, at most 2000).
         The angles follow Oyama & Tachi's tracking control (see
         :mod:`nao_ik.track`) from the arm's current posture; all of them are
-        computed and checked before the first command is sent. Returns a map:
-        ``arm``, ``method``, ``names``, ``angles`` (per point), ``errors``
-        (m, per point), ``completed``, ``rmsError``, ``seconds``.
+        computed and checked before the first command is sent. The path is a
+        job on its arm: ``stopPath(arm)``, a reach or another path on that
+        arm, or the caller cancelling its future stop it before its next
+        command. Returns a map: ``arm``, ``method``, ``names``, ``angles``
+        (per point), ``errors`` (m, per point), ``completed``, ``rmsError``,
+        ``seconds``, ``sent`` (commands sent), ``stopped`` (why it stopped
+        early, ``""`` if it did not).
         """
-        arm = validate.arm(arm)
-        path = validate_points(points)
-        return self._call("trackPath", lambda: self._track(arm, path, method))
+        a = self._decode("trackPath", (arm, points, method))
+        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
+        return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.Dynamic, qi.String])
-    def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
         """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
 
         ``axisMask`` (1..63: X 1, Y 2, Z 4, WX 8, WY 16, WZ 32) selects the
@@ -124,75 +163,143 @@ class NaoArmIK:
         default. Answers like ``reachToWithArm`` plus ``position6D``,
         ``axisMask``, ``positionError`` (m) and ``orientationError`` (rad).
         """
-        request = _pose_request(arm, position6D, axisMask, method)
-        return self._call("reachToPose", lambda: self._reach_pose(*request, move=True))
+        a = self._decode("reachToPose", (arm, position6D, axisMask, method))
+        return self._submit("reachToPose", lambda job, end: self._reach_pose(a, job, end))
 
-    @qi.bind(qi.Map(qi.String, qi.Dynamic), [qi.String, qi.Dynamic, qi.Dynamic, qi.String])
-    def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> dict:
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
         """The answer ``reachToPose`` would send, without moving the robot."""
-        request = _pose_request(arm, position6D, axisMask, method)
-        return self._call("computePose", lambda: self._reach_pose(*request, move=False))
+        a = self._decode("computePose", (arm, position6D, axisMask, method))
+        return self._submit("computePose", lambda job, end: self._reach_pose(a, None, end))
 
-    @qi.bind(qi.List(qi.Double), [qi.String])
-    def getPose(self, arm: Any) -> list:
+    @qi.bind(qi.List(qi.Double), [qi.Dynamic])
+    def getPose(self, arm: Any) -> Any:
         """The named arm's hand pose [x, y, z, wx, wy, wz] (FRAME_TORSO) from the robot's sensed angles."""
-        arm = validate.arm(arm)
+        a = self._decode("getPose", (arm,))
 
-        def work() -> list:
-            _, model, current = self._arm_state(arm, motors=False)
+        def work(job: Job, end: float) -> list:
+            model, current = self._arm_state(a["arm"], motors=False, end=end)
             return [float(v) for v in forward_pose(current, model)]
 
-        return self._call("getPose", work)
+        return self._submit("getPose", work)
+
+    @qi.bind(qi.Bool, [qi.Dynamic])
+    def stopPath(self, arm: Any) -> bool:
+        """Stop the path running on ``arm`` before its next command; True if one was running.
+
+        Returns once the path has sent its last command.
+        """
+        a = self._decode("stopPath", (arm,))
+        return self._arms[a["arm"]].stop("stopped by stopPath", self._motion.timeout + CYCLE)
 
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self) -> list:
         """The IK methods this service knows."""
         return list(METHODS)
 
-    @qi.bind(qi.Void, [qi.Double])
+    @qi.bind(qi.Void, [qi.Dynamic])
     def setSpeed(self, fraction: Any) -> None:
-        """Default fraction of the joints' maximum speed for motions, in (0, 1]."""
-        self._speed = validate.speed(fraction)
+        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]."""
+        self._speed = self._decode("setSpeed", (fraction,))["fraction"]
 
     @qi.bind(qi.Double, [])
     def getSpeed(self) -> float:
         """The current fraction of maximum speed."""
         return self._speed
 
+    # --------------------------------------------------------------- shutdown
+
+    @_private
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop every path, refuse new calls, and wait (at most ``timeout`` s) for running calls."""
+        self._closing.set()
+        for channel in self._arms.values():
+            channel.stop("the service is stopping", timeout)
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        end = time.monotonic() + timeout
+        for t in list(getattr(self._workers, "_threads", ())):
+            t.join(max(0.0, end - time.monotonic()))
+
     # ------------------------------------------------------------- internals
 
     @_private
-    def _call(self, name: str, work: Any) -> dict:
-        with self._lock:
-            try:
-                return work()
-            except ValueError as e:
-                self._log.warning(f"{name}: refused: {e}")
-                raise
-            except Exception as e:
-                self._log.error(f"{name}: failed: {type(e).__name__}: {e}")
-                raise
+    def _decode(self, name: str, values: tuple) -> dict:
+        if self._closing.is_set():
+            raise RuntimeError("NaoArmIK is stopping: no new calls")
+        try:
+            return decode(name, values)
+        except ValueError as e:
+            self._log.warning(f"{name} refused", f"{name}: refused: {e}")
+            raise
 
     @_private
-    def _reach(self, arm: str, target: tuple, method: Any, move: bool) -> dict:
-        name = resolve_method(DEFAULT_METHOD if method == "" else method)
-        motion, model, start = self._arm_state(arm, motors=move)
-        names = list(model.names)
-        t0 = time.perf_counter()
-        sol = solve(target, model, name, initial=start)
-        solve_ms = (time.perf_counter() - t0) * 1e3
-        angles = [float(a) for a in sol.angles]
-        # Last line of defence: nothing non-finite or out of limits is sent.
-        if not all(math.isfinite(a) for a in angles):
-            raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
-        safe = list(model.clamp(angles))
-        clamped = [n for n, a, s in zip(names, angles, safe) if a != s]
-        change = max(abs(a - b) for a, b in zip(safe, start))
-        # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
-        seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(safe, start, model.joints)) / self._speed
+    def _submit(self, name: str, work: Callable[[Job, float], dict], extra: float = 0.0) -> Any:
+        """Run ``work(job, deadline)`` on a service thread; the caller gets a qi future of its answer.
+
+        Cancelling that future (the caller's ``future.cancel()``) stops a path.
+        """
+        job = Job(name)
+        end = time.monotonic() + self._budget + extra
+        promise = qi.Promise(lambda p: job.cancel("cancelled by the caller"))
+
+        def run() -> None:
+            try:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"{name} waited for a free thread past its {self._budget:g} s budget")
+                answer = work(job, end)
+            except ValueError as e:
+                self._log.warning(f"{name} refused", f"{name}: refused: {e}")
+                promise.setError(f"ValueError: {e}")
+            except Exception as e:
+                self._log.error(f"{name} failed", f"{name}: failed: {type(e).__name__}: {e}")
+                promise.setError(f"{type(e).__name__}: {e}")
+            else:
+                if job.reason == "cancelled by the caller":
+                    promise.setCanceled()
+                else:
+                    promise.setValue(answer)
+
+        try:
+            self._workers.submit(run)
+        except RuntimeError:  # the pool is shut down
+            raise RuntimeError("NaoArmIK is stopping: no new calls") from None
+        return promise.future()
+
+    @_private
+    def _reach(self, arm: str, a: dict, job: Job | None, end: float) -> dict:
+        """A reach; with a job, it takes the arm (stopping a path there) and sends the command."""
+        name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
+        target = a["target"]
+        move = job is not None
         if move:
-            self._motion_call(motion, "setAngles", names, safe, self._speed)
-        result = {
+            self._arms[arm].take(job, _left(end))
+        try:
+            model, start = self._arm_state(arm, motors=move, end=end)
+            names = list(model.names)
+            t0 = time.perf_counter()
+            sol = solve(target, model, name, initial=start)
+            solve_ms = (time.perf_counter() - t0) * 1e3
+            angles = [float(q) for q in sol.angles]
+            # Last line of defence: nothing non-finite or out of limits is sent.
+            if not all(math.isfinite(q) for q in angles):
+                raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
+            safe = list(model.clamp(angles))
+            clamped = [n for n, q, s in zip(names, angles, safe) if q != s]
+            change = max(abs(q - q0) for q, q0 in zip(safe, start))
+            # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
+            seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+            if move:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
+                self._motion.call("setAngles", names, safe, self._speed, budget=_left(end))
+        finally:
+            if move:
+                self._arms[arm].release(job)
+        self._log.info(
+            f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
+            f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
+        )
+        return {
             "arm": arm,
             "method": name,
             "target": list(target),
@@ -207,27 +314,38 @@ class NaoArmIK:
             "jointChange": float(change),
             "moveSeconds": float(seconds),
         }
-        self._log.info(
-            f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
-            f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
-        )
-        return result
 
     @_private
-    def _reach_pose(self, arm: str, pose: tuple, mask: int, method: str, move: bool) -> dict:
-        motion, model, start = self._arm_state(arm, motors=move)
-        names = list(model.names)
-        t0 = time.perf_counter()
-        sol = solve_pose(pose, model, mask, initial=start, method=method)
-        solve_ms = (time.perf_counter() - t0) * 1e3
-        angles = [float(a) for a in sol.angles]
-        # Last line of defence, as in _reach: nothing non-finite or out of limits is sent.
-        if not all(math.isfinite(a) for a in angles):
-            raise RuntimeError(f"{method} produced a non-finite angle for {list(pose)}; nothing sent")
-        safe = list(model.clamp(angles))
+    def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
+        """A pose reach; with a job, it takes the arm (stopping a path there) and sends the command."""
+        arm, pose, mask = a["arm"], a["position6D"], a["axisMask"]
+        method = DEFAULT_METHOD if a["method"] == "" else a["method"]
+        if mask == POSITION_MASK:
+            method = resolve_method(method)
+        else:
+            method = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
+        move = job is not None
         if move:
-            self._motion_call(motion, "setAngles", names, safe, self._speed)
-        seconds = max(abs(a - b) / j.max_velocity for a, b, j in zip(safe, start, model.joints)) / self._speed
+            self._arms[arm].take(job, _left(end))
+        try:
+            model, start = self._arm_state(arm, motors=move, end=end)
+            names = list(model.names)
+            t0 = time.perf_counter()
+            sol = solve_pose(pose, model, mask, initial=start, method=method)
+            solve_ms = (time.perf_counter() - t0) * 1e3
+            angles = [float(q) for q in sol.angles]
+            # Last line of defence, as in _reach: nothing non-finite or out of limits is sent.
+            if not all(math.isfinite(q) for q in angles):
+                raise RuntimeError(f"{method} produced a non-finite angle for {list(pose)}; nothing sent")
+            safe = list(model.clamp(angles))
+            if move:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
+                self._motion.call("setAngles", names, safe, self._speed, budget=_left(end))
+        finally:
+            if move:
+                self._arms[arm].release(job)
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
         self._log.info(
             f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
             f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
@@ -246,57 +364,68 @@ class NaoArmIK:
             "orientationError": float(sol.rotation_error),
             "iterations": int(sol.iterations),
             "solveTimeMs": float(solve_ms),
-            "clamped": [n for n, a, b in zip(names, angles, safe) if a != b],
+            "clamped": [n for n, q, s in zip(names, angles, safe) if q != s],
             "moved": bool(move),
-            "jointChange": float(max(abs(a - b) for a, b in zip(safe, start))),
+            "jointChange": float(max(abs(q - q0) for q, q0 in zip(safe, start))),
             "moveSeconds": float(seconds),
         }
 
     @_private
-    def _track(self, arm: str, path: Any, method: Any) -> dict:
-        name = resolve_method(DEFAULT_METHOD if method == "" else method)
-        motion, model, start = self._arm_state(arm, motors=True)
-        names = list(model.names)
-        track = track_path(path, model, name, initial=start)
-        safe = [list(model.clamp(q)) for q in track.angles.tolist()]
-        if not all(math.isfinite(a) for q in safe for a in q):
-            raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-        t0 = time.monotonic()
-        for k, q in enumerate(safe):
-            # One command per ALMotion cycle (20 ms).
-            delay = t0 + k * CYCLE - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            self._motion_call(motion, "setAngles", names, q, self._speed)
-        errors = [float(e) for e in track.errors]
+    def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
+        name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
+        channel = self._arms[arm]
+        channel.take(job, _left(end))
+        try:
+            model, start = self._arm_state(arm, motors=True, end=end)
+            names = list(model.names)
+            track = track_path(a["points"], model, name, initial=start)
+            safe = [list(model.clamp(q)) for q in track.angles.tolist()]
+            if not all(math.isfinite(q) for qs in safe for q in qs):
+                raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+            t0 = time.monotonic()
+            end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
+            sent, done = 0, t0 - CYCLE
+            for q in safe:
+                # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
+                # last one, so a late command is never followed by one within the same cycle. A stop
+                # request ends the wait at once.
+                if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
+                    break
+                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+                done = time.monotonic()
+                sent += 1
+        finally:
+            channel.release(job)
+        errors = [float(e) for e in track.errors[:sent]] or [float(track.errors[0])]
         return {
             "arm": arm,
             "method": name,
             "names": names,
-            "angles": safe,
-            "errors": errors,
-            "completed": bool(track.completed),
+            "angles": safe[:sent],
+            "errors": [float(e) for e in track.errors[:sent]],
+            "completed": bool(track.completed) and sent == len(safe),
             "rmsError": float(math.sqrt(sum(e * e for e in errors) / len(errors))),
             "seconds": float(time.monotonic() - t0),
+            "sent": sent,
+            "stopped": job.reason if sent < len(safe) else "",
         }
 
     @_private
-    def _arm_state(self, arm: str, motors: bool) -> tuple:
-        """ALMotion, the arm's model with the robot's limits, and its sensed angles (checked, clamped).
+    def _arm_state(self, arm: str, motors: bool, end: float) -> tuple:
+        """The arm's model with the robot's limits, and its sensed angles (checked, clamped).
 
         With ``motors``, first refuse an arm whose motors are off.
         """
-        motion = self._get_motion()
-        model = self._model(arm, motion)
+        model = self._model(arm, end)
         names = list(model.names)
         if motors:
-            self._check_motors(motion, arm, names)
-        current = validate.vector(self._motion_call(motion, "getAngles", names, True), 5, f"{arm} angles from ALMotion")
-        return motion, model, model.clamp(current)
+            self._check_motors(arm, names, end)
+        current = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
+        return model, model.clamp(current)
 
     @_private
-    def _check_motors(self, motion: Any, arm: str, names: list) -> None:
-        stiff = self._motion_call(motion, "getStiffnesses", names)
+    def _check_motors(self, arm: str, names: list, end: float) -> None:
+        stiff = self._motion.numbers("getStiffnesses", names, count=len(names), budget=_left(end))
         off = [n for n, s in zip(names, stiff) if not s > 0.0]
         if off:
             raise RuntimeError(
@@ -305,8 +434,8 @@ class NaoArmIK:
             )
 
     @_private
-    def _all(self, arm: str, target: tuple) -> dict:
-        _, model, current = self._arm_state(arm, motors=False)
+    def _all(self, arm: str, target: tuple, end: float) -> dict:
+        model, current = self._arm_state(arm, motors=False, end=end)
         found = solve_all(target, model, wrist=current[4])
         return {
             "arm": arm,
@@ -321,33 +450,16 @@ class NaoArmIK:
         }
 
     @_private
-    def _get_motion(self) -> Any:
-        if self._motion is None:
-            try:
-                self._motion = self._session.service("ALMotion")
-            except Exception as e:
-                raise RuntimeError(f"ALMotion is not reachable on the robot: {e}") from None
-            self._models.clear()  # a new ALMotion may report other limits
-        return self._motion
-
-    @_private
-    def _motion_call(self, motion: Any, method: str, *args: Any) -> Any:
-        try:
-            return getattr(motion, method)(*args)
-        except Exception as e:
-            # The proxy may be dead (ALMotion restarted): fetch it again next call.
-            self._motion = None
-            raise RuntimeError(f"ALMotion.{method} failed: {_first_line(e)}") from None
-
-    @_private
-    def _model(self, arm: str, motion: Any) -> ArmModel:
+    def _model(self, arm: str, end: float) -> ArmModel:
         model = self._models.get(arm)
         if model is None:
             base = arm_model(arm)
-            reported = self._motion_call(motion, "getLimits", list(base.names))
-            if len(reported) != len(base.names):
-                raise RuntimeError(f"ALMotion.getLimits returned {len(reported)} joints for {arm}, expected 5")
-            model = base.with_limits(dict(zip(base.names, reported)))
+            names = list(base.names)
+            reported = reply_limits(self._motion.call("getLimits", names, budget=_left(end)), names)
+            try:
+                model = base.with_limits(reported)
+            except ValueError as e:  # the robot's fault, not the caller's
+                raise RuntimeError(f"ALMotion.getLimits returned unusable limits: {e}") from None
             self._models[arm] = model
         return model
 
@@ -356,28 +468,21 @@ def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
 
 
-def _pose_request(arm: Any, position6d: Any, mask: Any, method: Any) -> tuple:
-    """(arm, position6D, axisMask, method) of a pose call, validated; "" is the default method."""
-    arm = validate.arm(arm)
-    pose = check_position6d(position6d)
-    mask = check_axis_mask(mask)
-    name = DEFAULT_METHOD if method == "" else method
-    if mask == POSITION_MASK:
-        name = resolve_method(name)
-    else:
-        name = validate.choice(name, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
-    return arm, pose, mask, name
+def _left(end: float) -> float:
+    """Seconds left until ``end`` (monotonic), at least 0."""
+    return max(0.0, end - time.monotonic())
 
 
-def _first_line(e: Exception) -> str:
-    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-
-
-def register(session: Any, speed: float = DEFAULT_SPEED) -> tuple[NaoArmIK, int]:
+def register(session: Any, speed: float = DEFAULT_SPEED, **options: float) -> tuple[NaoArmIK, int]:
     """Create the service and register it as ``NaoArmIK`` on the session.
+
+    Args:
+        session: the robot's session.
+        speed: default fraction of maximum speed.
+        options: ``motion_timeout``, ``call_budget`` (see :class:`NaoArmIK`).
 
     Returns:
         The service object and its service id.
     """
-    service = NaoArmIK(session, speed)
+    service = NaoArmIK(session, speed, **options)
     return service, session.registerService("NaoArmIK", service)

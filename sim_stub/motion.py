@@ -11,6 +11,9 @@ refuses: unknown names, lengths that do not match, values that are not numbers.
 What it adds, for tests: every command is recorded, and a command with a
 value outside the joint's limits or not finite is flagged as a violation (and
 not executed beyond the limit), so a test can prove a client never sends one.
+``setHang(method, seconds)`` makes a method hang before it answers, as a
+stuck ALMotion would (the stub serves one call at a time, so its other
+callers wait too); ``setHang(method, 0)`` ends the hang.
 
 What it does not do: dynamics, balance, collisions, frames other than
 FRAME_TORSO, Cartesian control.
@@ -38,6 +41,7 @@ from nao_ik.model import arm_model
 from .body import CHAINS, JOINTS, REST, STAND
 
 CYCLE = 0.02  # ALMotion's control period, seconds
+HANGABLE = ("setAngles", "getAngles", "getLimits", "getStiffnesses")
 FRAME_TORSO = 0
 
 
@@ -71,11 +75,14 @@ class StubMotion:
         self._time = clock()
         self._record: list[dict] = []
         self._violations: list[dict] = []
+        self._hangs: dict[str, float] = {}
+        self._unhang = threading.Event()
 
     # ------------------------------------------------------------ joint motion
 
     def setAngles(self, names: Any, angles: Any, fractionMaxSpeed: Any) -> None:
         """Start moving joints toward angles; returns at once."""
+        self._hang_point("setAngles")
         with self._lock:
             joints, values, speed = self._command("setAngles", names, angles, fractionMaxSpeed)
             self._start(joints, values, speed)
@@ -92,6 +99,7 @@ class StubMotion:
 
     def getAngles(self, names: Any, useSensors: Any) -> list[float]:
         """Commanded (``useSensors`` False) or current (True) angles."""
+        self._hang_point("getAngles")
         with self._lock:
             self._advance()
             joints = self._expand(names)
@@ -100,6 +108,7 @@ class StubMotion:
 
     def getLimits(self, name: Any) -> list[list[float]]:
         """``[minAngle, maxAngle, maxVelocity, maxTorque]`` per joint."""
+        self._hang_point("getLimits")
         return [[j.lower, j.upper, j.max_velocity, j.max_torque] for j in (self._joints[n] for n in self._expand(name))]
 
     def getPosition(self, name: Any, frame: Any, useSensorValues: Any) -> list[float]:
@@ -158,6 +167,7 @@ class StubMotion:
 
     def getStiffnesses(self, names: Any) -> list[float]:
         """Stiffness per joint."""
+        self._hang_point("getStiffnesses")
         with self._lock:
             return [self._stiffness[j] for j in self._expand(names)]
 
@@ -179,7 +189,29 @@ class StubMotion:
             self._record.clear()
             self._violations.clear()
 
+    def setHang(self, method: Any, seconds: Any) -> None:
+        """Make ``method`` wait ``seconds`` before it answers; 0 ends every hang at once (stub only).
+
+        ``method``: one of :data:`HANGABLE`.
+        """
+        if method not in HANGABLE:
+            raise RuntimeError(f"ALMotion stub: setHang supports {', '.join(HANGABLE)}, not {method!r}")
+        seconds = _number(seconds, "seconds")
+        with self._lock:
+            if seconds > 0:
+                self._unhang.clear()
+                self._hangs[method] = seconds
+            else:
+                self._hangs.clear()
+                self._unhang.set()
+
     # -------------------------------------------------------------- internals
+
+    @_private
+    def _hang_point(self, method: str) -> None:
+        seconds = self._hangs.get(method)
+        if seconds:
+            self._unhang.wait(seconds)
 
     @_private
     def _command(self, method: str, names: Any, angles: Any, fraction: Any):

@@ -24,12 +24,12 @@ quiet_qi("ERROR")
 class Stack:
     """Robot, service and user sessions; closes them in reverse order."""
 
-    def __init__(self, motion: StubMotion | None = None):
+    def __init__(self, motion: StubMotion | None = None, **service_options: float):
         self.robot = SimulatedRobot(motion=motion)
         self.server = qi.Session()
         self.server.connect(self.robot.url)
         self.server.listen("tcp://127.0.0.1:0")
-        self.service, self.service_id = register(self.server)
+        self.service, self.service_id = register(self.server, **service_options)
         self.user = qi.Session()
         self.user.connect(self.robot.url)
         self.ik = self.user.service("NaoArmIK")
@@ -51,6 +51,8 @@ class Stack:
         raise AssertionError("the simulated joints did not arrive")
 
     def close(self) -> None:
+        self.robot.motion.setHang("getAngles", 0)  # let a hung stub go
+        self.service.close()
         for s in (self.user, self.server):
             try:
                 s.close()

@@ -59,7 +59,7 @@ def test_dry_run_prints_every_command_and_runs_none(tmp_path):
     assert out.returncode == 0, out.stderr
     cmds = [line for line in out.stdout.splitlines() if line.startswith("+ ")]
     text = "\n".join(cmds)
-    assert "ssh -p 22 -o BatchMode=yes -o ConnectTimeout=10 nao@nao.invalid true" in text
+    assert "ssh -p 22 -o BatchMode=yes -o ConnectTimeout=10 -- nao@nao.invalid true" in text
     assert "scp -P 22" in text and "nao@nao.invalid:/home/nao/nao-ik.pkg" in text
     assert "install-package /home/nao/nao-ik.pkg --qi-url tcp://nao.invalid:9559" in text
     assert "serve --qi-url tcp://nao.invalid:9559 --qi-listen-url tcp://0.0.0.0:0" in text
@@ -94,7 +94,10 @@ def sshd(tmp_path):
     shutil.copy(d / "client_key.pub", d / "authorized_keys")
     port = free_port()
     user = getpass.getuser()
+    home = tmp_path / "robot_home"  # the "robot" user's home, not this machine's
+    home.mkdir()
     (d / "sshd_config").write_text(
+        f"SetEnv HOME={home}\n"
         f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d / 'host_key'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
         f"PidFile {d / 'sshd.pid'}\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
         f"StrictModes no\nPermitRootLogin prohibit-password\nAllowUsers {user}\nSubsystem sftp internal-sftp\n"
@@ -106,15 +109,14 @@ def sshd(tmp_path):
         pytest.skip(f"sshd would not start here: {proc.stderr.read()[-300:]}")
     opts = ["-i", str(d / "client_key"), "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
             "-o", "LogLevel=ERROR"]  # fmt: skip
-    yield {"user": user, "port": port, "opts": opts}
+    yield {"user": user, "port": port, "opts": opts, "home": home}
     proc.terminate()
     proc.wait(timeout=10)
 
 
 def test_deploy_end_to_end(sshd, tmp_path):
     qi_port = free_port()
-    apps, home, state = tmp_path / "apps", tmp_path / "robot_home", tmp_path / "state"
-    home.mkdir()
+    apps, home, state = tmp_path / "apps", sshd["home"], tmp_path / "state"
     sim = subprocess.Popen(
         [sys.executable, "-m", "nao_ik.cli", "sim", "--listen", f"tcp://127.0.0.1:{qi_port}", "--apps-dir", str(apps)],
         stdout=subprocess.PIPE, text=True, env=env(),
@@ -154,3 +156,67 @@ def test_deploy_end_to_end(sshd, tmp_path):
         deploy("--stop", "--state-dir", str(state))
         sim.terminate()
         sim.wait(timeout=10)
+
+
+# ------------------------------------------------------------------ injections
+
+
+def robot_args(sshd, qi_port, state):
+    ssh_opts = [x for o in sshd["opts"] for x in ("--ssh-option", o)]
+    return ["--ssh-port", str(sshd["port"]), "--qi-port", str(qi_port), "--state-dir", str(state), "--no-service",
+            *ssh_opts]  # fmt: skip
+
+
+@pytest.fixture
+def sim_without_package_manager():
+    qi_port = free_port()
+    sim = subprocess.Popen([sys.executable, "-m", "nao_ik.cli", "sim", "--listen", f"tcp://127.0.0.1:{qi_port}"],
+                           stdout=subprocess.PIPE, text=True, env=env())  # fmt: skip
+    wait_for_line(sim, "listening")
+    yield qi_port
+    sim.terminate()
+    sim.wait(timeout=10)
+
+
+def test_a_robot_that_looks_like_an_ssh_option_is_refused(sshd, tmp_path):
+    marker = tmp_path / "pwned"
+    for robot, named in ((f"-oProxyCommand=touch {marker}@x", "user"), (f"-oProxyCommand=touch {marker}", "host"),
+                         (f"nao@-oProxyCommand=touch {marker}", "host")):  # fmt: skip
+        out = deploy("--robot", robot, *robot_args(sshd, free_port(), tmp_path / "state"))
+        assert out.returncode != 0 and f"invalid robot {named}" in out.stderr, out.stdout + out.stderr
+        assert not list(tmp_path.glob("pwned*")), "ssh ran the caller's ProxyCommand"
+
+
+def test_a_remote_dir_with_a_quote_is_refused_and_paths_are_arguments(sshd, tmp_path, sim_without_package_manager):
+    marker = tmp_path / "pwned"
+    base = robot_args(sshd, sim_without_package_manager, tmp_path / "state")
+    robot = f"{sshd['user']}@127.0.0.1"
+    out = deploy("--robot", robot, "--remote-dir", f"{sshd['home']}'; touch '{marker}", *base)
+    assert out.returncode != 0 and "invalid --remote-dir" in out.stderr, out.stdout + out.stderr
+    assert not marker.exists(), "the robot's shell ran a command from --remote-dir"
+    # A plain folder works, and with no PackageManager the package is unpacked over ssh.
+    plain = sshd["home"] / "pkgs"
+    plain.mkdir()
+    out = deploy("--robot", robot, "--remote-dir", str(plain), *base)
+    assert out.returncode == 0, out.stdout + out.stderr
+    apps = sshd["home"] / ".local/share/PackageManager/apps/nao-ik-behaviors"
+    assert (apps / "manifest.xml").is_file() and (plain / "nao-ik.pkg").is_file()
+
+
+def test_stop_checks_the_pid_file_against_the_process(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    foreign = subprocess.Popen(["sleep", "60"])
+    try:
+        (state / "serve.pid").write_text(f"{foreign.pid}\n")
+        out = deploy("--stop", "--state-dir", str(state))
+        assert out.returncode != 0 and f"pid {foreign.pid} in" in out.stderr and "is not nao-ik serve" in out.stderr
+        time.sleep(0.2)
+        assert foreign.poll() is None, "deploy.sh --stop killed a process that is not nao-ik"
+        (state / "serve.pid").write_text("-1\n")  # kill -1 would signal every process of the user: dry run only
+        out = deploy("--stop", "--dry-run", "--state-dir", str(state))
+        assert out.returncode != 0 and "holds '-1', not a process id" in out.stderr, out.stdout + out.stderr
+        assert "kill" not in out.stdout
+    finally:
+        foreign.kill()
+        foreign.wait()

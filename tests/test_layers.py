@@ -27,7 +27,7 @@ LAYERS = [
         "report_planar",
         "report_kt",
     ),
-    ("service",),
+    ("service", "qi_args", "jobs", "motion_link", "qilog"),  # the service and its parts
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]

@@ -292,16 +292,16 @@ def _wait(cond, timeout=10.0):
 # ---------------------------------------------------- concurrency and load
 
 
-def test_calls_are_served_one_at_a_time(awake, mocker):
-    """The service's declared concurrency: one reach at a time, never interleaved."""
+def test_commands_to_one_arm_never_interleave(awake, mocker):
+    """The service's declared concurrency: reaches on one arm one at a time, the two arms side by side."""
     real = nao_ik.service.solve
-    spans = []
+    spans = {"LArm": [], "RArm": []}
 
-    def slow(*a, **k):
+    def slow(target, model, *a, **k):
         t0 = time.monotonic()
         time.sleep(0.15)
-        out = real(*a, **k)
-        spans.append((t0, time.monotonic()))
+        out = real(target, model, *a, **k)
+        spans[model.arm].append((t0, time.monotonic()))
         return out
 
     mocker.patch("nao_ik.service.solve", side_effect=slow)
@@ -316,15 +316,18 @@ def test_calls_are_served_one_at_a_time(awake, mocker):
             errors.append(e)
         s.close()
 
-    threads = [threading.Thread(target=client, args=(y,)) for y in (0.12, -0.12, 0.10, -0.10)]
+    threads = [threading.Thread(target=client, args=(y,)) for y in (0.12, -0.12, 0.10, -0.10, 0.11, -0.11)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert errors == [] and len(spans) == 4
-    spans.sort()
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
-    assert len(awake.moves()) == 4
+    assert errors == [] and [len(v) for v in spans.values()] == [3, 3]
+    for arm_spans in spans.values():
+        arm_spans.sort()
+        assert all(a[1] <= b[0] for a, b in zip(arm_spans, arm_spans[1:])), arm_spans
+    left, right = spans["LArm"], spans["RArm"]
+    assert any(a[0] < b[1] and b[0] < a[1] for a in left for b in right), "the two arms were not served side by side"
+    assert len(awake.moves()) == 6
 
 
 def test_load_four_clients():

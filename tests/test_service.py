@@ -124,8 +124,8 @@ def test_motors_off_is_an_error_not_silence(stack):
 # ---------------------------------------------------------------- bad input
 
 GOOD = {"x": 0.15, "y": 0.12, "z": 0.08, "method": "dls", "arm": "LArm"}
-BAD_NUMBERS = [("a string", "'a string'"), (float("nan"), "nan"), (float("inf"), "inf"), (-float("inf"), "-inf"),
-               (None, "None"), ([0.1], r"\[0.1\]")]  # fmt: skip
+BAD_NUMBERS = [("a string", "a string 'a string'"), (float("nan"), "nan"), (float("inf"), "inf"),
+               (-float("inf"), "-inf"), (None, "None"), ([0.1], r"\[0.1\]")]  # fmt: skip
 BAD_METHODS = [("ccd", "unknown method 'ccd'"), (5.0, "unknown method 5.0"), (None, "unknown method None")]
 BAD_ARMS = [("Head", "unknown arm 'Head'"), ("larm", "unknown arm 'larm'"), (3.0, "unknown arm 3.0")]
 
@@ -164,8 +164,8 @@ def test_bad_arms_are_refused(awake, name, value, message):
 
 @pytest.mark.parametrize(
     "value, message",
-    [(0.0, "speed must be in \\(0, 1\\]"), (-0.5, "speed must be in"), (1.5, "speed must be in"),
-     (float("nan"), "speed must be a finite number"), ("fast", "speed must be a finite number, got 'fast'")],
+    [(0.0, "speed must be in \\[0.01, 1\\]"), (-0.5, "speed must be in"), (1.5, "speed must be in"),
+     (float("nan"), "speed must be a finite number"), ("fast", "speed must be a finite number, got a string 'fast'")],
 )  # fmt: skip
 def test_bad_speeds_are_refused(awake, value, message):
     with pytest.raises(RuntimeError, match=message):

@@ -1,0 +1,88 @@
+"""Who commands an arm: one job at a time per arm, and a running path can be stopped or preempted.
+
+Every command to an arm is sent by the job that holds the arm's channel, so
+commands to one arm never interleave. A reach or a path first asks the
+current holder to stop (a path checks its stop flag before every command and
+waits for its next cycle on that same flag, so it stops within one cycle),
+then takes the channel. Jobs on different arms run side by side.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+
+class Job:
+    """One holder of an arm: a reach or a path.
+
+    Attributes:
+        name: what it is (``reachTo``, ``trackPath`` ...), for the messages.
+        stop: set to ask the job to stop sending.
+        reason: why it was asked to stop ("" while it runs).
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.stop = threading.Event()
+        self.reason = ""
+
+    def cancel(self, reason: str) -> None:
+        """Ask the job to stop before its next command."""
+        if not self.stop.is_set():
+            self.reason = reason
+            self.stop.set()
+
+
+class ArmChannel:
+    """The right to command one arm.
+
+    Args:
+        arm: ``"LArm"`` or ``"RArm"``.
+    """
+
+    def __init__(self, arm: str):
+        self.arm = arm
+        self._cond = threading.Condition()
+        self._current: Job | None = None
+
+    def take(self, job: Job, timeout: float) -> None:
+        """Ask the current holder to stop, then hold the arm for ``job``.
+
+        Raises:
+            RuntimeError: the arm was not free within ``timeout`` seconds.
+        """
+        end = time.monotonic() + timeout
+        with self._cond:
+            while self._current is not None:
+                self._current.cancel(f"preempted by {job.name}")
+                remaining = end - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeError(
+                        f"{self.arm} is busy: {self._current.name} did not let go of it within {timeout:g} s"
+                    )
+                self._cond.wait(remaining)
+            self._current = job
+
+    def release(self, job: Job) -> None:
+        """Give the arm back (only by the job that holds it)."""
+        with self._cond:
+            if self._current is job:
+                self._current = None
+                self._cond.notify_all()
+
+    def stop(self, reason: str, timeout: float) -> bool:
+        """Ask the holder to stop and wait (at most ``timeout`` s) until it has let go of the arm.
+
+        Returns:
+            True if a job was holding the arm.
+        """
+        end = time.monotonic() + timeout
+        with self._cond:
+            job = self._current
+            if job is None:
+                return False
+            job.cancel(reason)
+            while self._current is job and time.monotonic() < end:
+                self._cond.wait(end - time.monotonic())
+            return True

@@ -1,0 +1,80 @@
+"""`nao-ik serve` stops cleanly on SIGTERM and SIGINT: during a path (20 times), idle, and while connecting."""
+
+import signal
+import subprocess
+import sys
+import time
+
+from sim_stub.robot import SimulatedRobot
+from tests.qi_fixtures import qi
+from tests.test_cli import free_port
+
+PATH = [[0.15, 0.12 + 0.02 * k / 150, 0.08] for k in range(150)]  # 3 s at 50 Hz
+ROUNDS, AT_ONCE = 4, 5  # 20 signals, five processes at a time
+
+
+def start_serve(url):
+    return subprocess.Popen([sys.executable, "-m", "nao_ik.cli", "serve", "--qi-url", url],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def wait_registered(proc):
+    line = proc.stdout.readline()
+    assert "registered" in line, line + proc.stderr.read()
+
+
+def test_signals_during_a_path_end_serve_with_status_0_every_time():
+    results = []
+    for round_ in range(ROUNDS):
+        robots = [SimulatedRobot() for _ in range(AT_ONCE)]
+        procs, users, paths = [], [], []
+        try:
+            for robot in robots:
+                robot.motion.wakeUp()
+                procs.append(start_serve(robot.url))
+            for robot, proc in zip(robots, procs):
+                wait_registered(proc)
+                user = qi.Session()
+                user.connect(robot.url)
+                users.append(user)
+                paths.append(user.service("NaoArmIK").trackPath("LArm", PATH, "nn-paper", _async=True))
+            for robot in robots:  # every path is sending
+                end = time.monotonic() + 20
+                while len(robot.motion.getRecordedCommands()) < 4:  # wakeUp, then setAngles
+                    assert time.monotonic() < end
+                    time.sleep(0.01)
+            for k, proc in enumerate(procs):
+                proc.send_signal(signal.SIGTERM if (round_ + k) % 2 == 0 else signal.SIGINT)
+            t0 = time.monotonic()
+            for robot, proc in zip(robots, procs):
+                code = proc.wait(timeout=15)
+                stopped = time.monotonic() - t0
+                sent = len(robot.motion.getRecordedCommands())
+                time.sleep(0.05)
+                after = len(robot.motion.getRecordedCommands()) - sent
+                results.append((code, stopped, after, sent, proc.stderr.read()[-300:]))
+        finally:
+            for user in users:
+                user.close()
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for robot in robots:
+                robot.close()
+    assert [r[0] for r in results] == [0] * ROUNDS * AT_ONCE, results
+    assert all(r[2] == 0 for r in results)  # nothing sent once it exited
+    assert all(r[3] < len(PATH) for r in results)  # the paths were stopped, not finished
+    assert max(r[1] for r in results) < 3.0, results  # well before the paths would have ended
+
+
+def test_signals_when_idle_and_while_connecting():
+    with SimulatedRobot() as robot:
+        idle = start_serve(robot.url)
+        wait_registered(idle)
+        idle.send_signal(signal.SIGTERM)
+        assert idle.wait(timeout=10) == 0
+    nowhere = start_serve(f"tcp://127.0.0.1:{free_port()}")  # nothing listens: connecting, retrying
+    time.sleep(1.5)
+    nowhere.send_signal(signal.SIGINT)
+    assert nowhere.wait(timeout=10) == 0, nowhere.stderr.read()
