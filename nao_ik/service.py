@@ -313,6 +313,11 @@ class NaoArmIK:
             "moved": bool(move),
             "jointChange": float(change),
             "moveSeconds": float(seconds),
+            # How much farther than attainable the hand stays (0 when reached; -1 for the
+            # papers' approximations, which keep their own answers), and whether the
+            # method's own answer was replaced by the closest attainable pose.
+            "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
+            "refined": bool(sol.refined),
         }
 
     @_private
