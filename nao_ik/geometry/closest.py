@@ -152,7 +152,7 @@ def _seeds(model: ArmModel, q0: Sequence[float], c) -> np.ndarray:
     for b in (0, 1):
         q, _ = at(model, ring, phis, ARRAY, b)
         qs.append(np.stack(np.broadcast_arrays(*q), axis=1))
-    spread = np.array([[_halton(n, base) for base in (2, 3, 5, 7)] for n in range(1, SPREAD + 1)])
+    spread = np.array([[halton(n, base) for base in (2, 3, 5, 7)] for n in range(1, SPREAD + 1)])
     spread = lo[:4] + spread * (hi[:4] - lo[:4])
     spread = np.concatenate([spread, np.full((SPREAD, 1), q0[4])], axis=1)
     seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread])
@@ -160,7 +160,8 @@ def _seeds(model: ArmModel, q0: Sequence[float], c) -> np.ndarray:
     return np.clip(seeds, lo, hi)
 
 
-def _halton(i: int, base: int) -> float:
+def halton(i: int, base: int) -> float:
+    """The i-th element of the van der Corput sequence in ``base`` (a Halton coordinate), in [0, 1)."""
     f, r = 1.0, 0.0
     while i > 0:
         f /= base

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..geometry.closest import closest
+from ..geometry.closest import closest, halton
 from ..geometry.nearest import nearest
 from ..geometry.swivel import swivel_seeds
 from ..kinematics import forward, forward_batch
@@ -42,15 +42,6 @@ REFINE = 1e-8
 JUMP_SLACK = 0.04
 
 
-def _halton(i: int, base: int) -> float:
-    f, r = 1.0, 0.0
-    while i > 0:
-        f /= base
-        r += f * (i % base)
-        i //= base
-    return r
-
-
 def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
     """The fixed restart postures of an arm (WristYaw at ``wrist``).
 
@@ -62,7 +53,7 @@ def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
     for n in range(1, JOINT_RESTARTS + 1):
         q = []
         for i, base in enumerate((2, 3, 5, 7)):
-            f = _halton(n, base)
+            f = halton(n, base)
             if model.is_right and i in (1, 3):
                 f = 1.0 - f
             j = model.joints[i]
