@@ -266,6 +266,24 @@ def print_continuity(arms: Sequence[str], methods: Sequence[str], paths: int, ou
                   f"{100 * (c.jumps - c.forced) / c.steps:.2f} % | {c.worst:.3f} |", file=out, flush=True)  # fmt: skip
 
 
+class Tee:
+    """Standard output that also keeps what was written (to save a command's tables to a file)."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+
+    def write(self, s: str) -> None:
+        sys.stdout.write(s)
+        self._parts.append(s)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def text(self) -> str:
+        """Everything written so far."""
+        return "".join(self._parts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     p = argparse.ArgumentParser(
@@ -282,19 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--unreachable", type=int, default=20, help="unreachable targets per kind and arm (0: none)")
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
-    import io
-
-    buf = io.StringIO()
-
-    class Tee:
-        def write(self, s: str) -> None:
-            sys.stdout.write(s)
-            buf.write(s)
-
-        def flush(self) -> None:
-            sys.stdout.flush()
-
-    run(a.arms, a.methods, a.targets, a.single, a.seed, out=Tee(), paths=a.paths, unreachable=a.unreachable)
+    tee = Tee()
+    run(a.arms, a.methods, a.targets, a.single, a.seed, out=tee, paths=a.paths, unreachable=a.unreachable)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write(
@@ -302,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"on {datetime.date.today()}. One run on one machine: compare methods within the run (and with "
                 'the "x FK" column), re-measure on yours.\n\n'
             )
-            fh.write(buf.getvalue())
+            fh.write(tee.text())
         print(f"wrote {a.out}")
     return 0
 
