@@ -279,19 +279,7 @@ class NaoArmIK:
             t0 = time.perf_counter()
             sol = solve(target, model, name, initial=start)
             solve_ms = (time.perf_counter() - t0) * 1e3
-            angles = [float(q) for q in sol.angles]
-            # Last line of defence: nothing non-finite or out of limits is sent.
-            if not all(math.isfinite(q) for q in angles):
-                raise RuntimeError(f"{name} produced a non-finite angle for {target}; nothing sent")
-            safe = list(model.clamp(angles))
-            clamped = [n for n, q, s in zip(names, angles, safe) if q != s]
-            change = max(abs(q - q0) for q, q0 in zip(safe, start))
-            # setAngles moves each joint at fractionMaxSpeed of its own maximum velocity.
-            seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
-            if move:
-                if time.monotonic() > end:
-                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
-                self._motion.call("setAngles", names, safe, self._speed, budget=_left(end))
+            safe, clamped, change, seconds = self._command(model, sol.angles, start, move, end, f"{name} for {target}")
         finally:
             if move:
                 self._arms[arm].release(job)
@@ -321,6 +309,29 @@ class NaoArmIK:
         }
 
     @_private
+    def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str) -> tuple:
+        """The last line of defence before setAngles, and the command itself when moving.
+
+        Nothing non-finite is sent; the angles are clamped into the robot's limits.
+
+        Returns:
+            (angles sent, names of the joints clamped, largest joint change in rad,
+            seconds the move takes: setAngles moves each joint at fractionMaxSpeed of its own maximum velocity).
+        """
+        angles = [float(q) for q in angles]
+        if not all(math.isfinite(q) for q in angles):
+            raise RuntimeError(f"{what} produced a non-finite angle; nothing sent")
+        safe = list(model.clamp(angles))
+        clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
+        change = max(abs(q - q0) for q, q0 in zip(safe, start))
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+        if move:
+            if time.monotonic() > end:
+                raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
+            self._motion.call("setAngles", list(model.names), safe, self._speed, budget=_left(end))
+        return safe, clamped, change, seconds
+
+    @_private
     def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
         """A pose reach; with a job, it takes the arm (stopping a path there) and sends the command."""
         arm, pose, mask = a["arm"], a["position6D"], a["axisMask"]
@@ -338,19 +349,12 @@ class NaoArmIK:
             t0 = time.perf_counter()
             sol = solve_pose(pose, model, mask, initial=start, method=method)
             solve_ms = (time.perf_counter() - t0) * 1e3
-            angles = [float(q) for q in sol.angles]
-            # Last line of defence, as in _reach: nothing non-finite or out of limits is sent.
-            if not all(math.isfinite(q) for q in angles):
-                raise RuntimeError(f"{method} produced a non-finite angle for {list(pose)}; nothing sent")
-            safe = list(model.clamp(angles))
-            if move:
-                if time.monotonic() > end:
-                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
-                self._motion.call("setAngles", names, safe, self._speed, budget=_left(end))
+            safe, clamped, change, seconds = self._command(
+                model, sol.angles, start, move, end, f"{method} for {list(pose)}"
+            )
         finally:
             if move:
                 self._arms[arm].release(job)
-        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
         self._log.info(
             f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
             f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
@@ -369,9 +373,9 @@ class NaoArmIK:
             "orientationError": float(sol.rotation_error),
             "iterations": int(sol.iterations),
             "solveTimeMs": float(solve_ms),
-            "clamped": [n for n, q, s in zip(names, angles, safe) if q != s],
+            "clamped": clamped,
             "moved": bool(move),
-            "jointChange": float(max(abs(q - q0) for q, q0 in zip(safe, start))),
+            "jointChange": float(change),
             "moveSeconds": float(seconds),
         }
 
