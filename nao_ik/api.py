@@ -73,9 +73,10 @@ def solve(
         max_iterations: cap per start; default per method.
 
     Returns:
-        A :class:`Solution`; its angles are always finite and inside the
-        limits. An unreachable target gives the closest pose found with
-        ``reached = False``.
+        A :class:`Solution`; its angles are always finite, inside the
+        limits and clear of the arm model's body (NAO's, by default). An
+        unreachable target gives the closest pose found with ``reached =
+        False`` and a ``reason``.
 
     Raises:
         ValueError: a malformed or non-finite argument, unknown arm or method.
@@ -92,9 +93,10 @@ def solve(
         error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
     clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
     shortfall = None if run.shortfall is None else float(run.shortfall)
+    reason = str(run.reason or "")
     return Solution(
-        angles, model.names, error <= tol, error, int(run.iterations), spec.name, model.arm, clamped, shortfall,
-        bool(run.refined),
+        angles, model.names, error <= tol and not reason, error, int(run.iterations), spec.name, model.arm, clamped,
+        shortfall, bool(run.refined), reason,
     )  # fmt: skip
 
 
@@ -159,9 +161,11 @@ def solve_batch(
     else:  # defensive: a solver's angles are already within the limits
         error = np.linalg.norm(kinematics.forward_batch(model, angles) - t, axis=1)
     clamped = run.clamped if run.clamped is not None else np.zeros((n, 5), dtype=bool)
+    reason = np.asarray(run.reason if run.reason is not None else np.full(n, "", dtype=object), dtype=object)
+    reason = np.broadcast_to(reason, (n,)).copy()
     return BatchSolution(
-        angles, model.names, error <= tol, error, run.iterations, spec.name, model.arm, clamped, run.shortfall,
-        run.refined,
+        angles, model.names, (error <= tol) & (reason == ""), error, run.iterations, spec.name, model.arm, clamped,
+        run.shortfall, run.refined, reason,
     )  # fmt: skip
 
 

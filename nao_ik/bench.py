@@ -11,6 +11,7 @@ are timed in rounds, every method doing a slice of them in each round (and
 each batch run in turn), so that a slow spell of a shared machine falls on
 all methods alike and their ratios hold. The "x FK" column divides each
 median by the median of one forward-kinematics call measured in the same run.
+"through body": answers whose arm links overlap NAO's body (:mod:`nao_ik.body`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from . import api
+from .collision import clearance_batch
 from .kinematics import forward_batch
 from .model import ARMS, arm_model
 from .nn.data import random_configurations
@@ -49,6 +51,7 @@ class BenchRow(NamedTuple):
     p99_err_mm: float
     max_err_mm: float
     out_of_limits: int
+    through_body: int = 0
 
 
 def sample_targets(arm: str, n: int, seed: int = 0) -> np.ndarray:
@@ -140,13 +143,14 @@ def _row(arm: str, method: str, targets: np.ndarray, times: np.ndarray, batch_s:
         float(np.percentile(batch.error, 99) * 1e3),
         float(batch.error.max() * 1e3),
         oob,
+        int(np.sum(clearance_batch(model, batch.angles)[0] < 0.0)),
     )
 
 
 HEADER = (
     "| arm | method | success (0.1 mm) | first start | iterations | median solve | p99 solve | x FK | "
-    "batch targets/s | mean err (mm) | p99 err (mm) | max err (mm) | out of limits |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "batch targets/s | mean err (mm) | p99 err (mm) | max err (mm) | out of limits | through body |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -155,7 +159,8 @@ def format_row(r: BenchRow) -> str:
     return (
         f"| {r.arm} | {r.method} | {100 * r.success:.2f} % | {100 * r.first_start:.2f} % | "
         f"{r.iter_mean:.2f} ± {r.iter_std:.2f} | {r.median_us:.0f} µs | {r.p99_us:.0f} µs | {r.fk_ratio:.1f} | "
-        f"{r.batch_per_s:,.0f} | {r.mean_err_mm:.4f} | {r.p99_err_mm:.4f} | {r.max_err_mm:.4f} | {r.out_of_limits} |"
+        f"{r.batch_per_s:,.0f} | {r.mean_err_mm:.4f} | {r.p99_err_mm:.4f} | {r.max_err_mm:.4f} | {r.out_of_limits} | "
+        f"{r.through_body} |"
     )
 
 
@@ -181,6 +186,7 @@ def run(
     out=sys.stdout,
     paths: int = 0,
     unreachable: int = 0,
+    body: int = 0,
 ) -> list[BenchRow]:
     """Run the benchmark and print a markdown table as rows complete."""
     methods = list(methods or SOLVERS)
@@ -203,6 +209,10 @@ def run(
         print_continuity(arms, methods, paths, out)
     if unreachable:
         print_unreachable(arms, methods, unreachable, out)
+    if body:
+        from .body_bench import print_body
+
+        print_body(arms, targets, seed, body, out)
     return rows
 
 
@@ -298,10 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--paths", type=int, default=30, help="joint-space lines per arm for the continuity table (0: none)")
     p.add_argument("--unreachable", type=int, default=20, help="unreachable targets per kind and arm (0: none)")
+    p.add_argument("--body", type=int, default=200,
+                   help="targets for ikpy and the ALMotion-style pseudoinverse in the body table (0: no body table)")
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
     tee = Tee()
-    run(a.arms, a.methods, a.targets, a.single, a.seed, out=tee, paths=a.paths, unreachable=a.unreachable)
+    run(a.arms, a.methods, a.targets, a.single, a.seed, out=tee, paths=a.paths, unreachable=a.unreachable,
+        body=a.body)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write(

@@ -19,6 +19,8 @@ from typing import NamedTuple
 import numpy as np
 
 from . import all_solutions, api
+from .body import MARGIN
+from .collision import clearance
 from .kinematics import forward_batch
 from .model import arm_model
 
@@ -69,6 +71,8 @@ def measure(method: str, arm: str, paths: np.ndarray) -> Continuity:
             if change > allowed:
                 jumps += 1
                 near = all_solutions.solve_all(targets[k], arm, wrist=float(prev[4]), step_deg=0.5).solutions
+                # Solutions through the body are not available to the arm (nao_ik.body).
+                near = [s for s in near if not model.body or clearance(model, s.angles).distance >= MARGIN - 1e-9]
                 forced += min((np.max(np.abs(np.asarray(s.angles) - prev)) for s in near), default=np.inf) > allowed
             worst = max(worst, change - allowed + SLACK)
             prev = ans

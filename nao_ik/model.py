@@ -14,6 +14,8 @@ import math
 import numbers
 from typing import Mapping, NamedTuple, Sequence
 
+from .body import BODY, Capsule
+
 ARMS = ("LArm", "RArm")
 
 #: The right arm is the left arm mirrored through the torso's x-z plane: a
@@ -70,6 +72,9 @@ class ArmModel(NamedTuple):
         lower, upper: the joints' limits as tuples (kept equal to ``joints``
             by :func:`make_model`, the only constructor; read in every
             solver iteration).
+        body: the capsules the arm's links keep clear of (:mod:`nao_ik.body`;
+            default NAO's body standing, ``()`` for none): the solvers answer
+            only configurations clear of them by :data:`nao_ik.body.MARGIN`.
     """
 
     arm: str
@@ -79,6 +84,7 @@ class ArmModel(NamedTuple):
     active: tuple[int, ...]
     lower: tuple[float, ...]
     upper: tuple[float, ...]
+    body: tuple[Capsule, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -126,7 +132,7 @@ class ArmModel(NamedTuple):
             vel = values[2] if len(values) > 2 and values[2] > 0 else j.max_velocity
             joints.append(j._replace(lower=lo, upper=hi, max_velocity=vel))
         neutral = tuple(min(max(q, j.lower), j.upper) for q, j in zip(self.neutral, joints))
-        return make_model(self.arm, tuple(joints), self.hand_offset, neutral, self.active)
+        return make_model(self.arm, tuple(joints), self.hand_offset, neutral, self.active, self.body)
 
     def clamp(self, angles: Sequence[float]) -> tuple[float, ...]:
         """Clamp joint angles (chain order) into the limits."""
@@ -161,11 +167,12 @@ def make_model(
     hand_offset: tuple[float, float, float],
     neutral: tuple[float, ...],
     active: tuple[int, ...] = (0, 1, 2, 3),
+    body: tuple[Capsule, ...] = BODY,
 ) -> ArmModel:
     """Build an :class:`ArmModel` (the limit tuples are derived from ``joints``)."""
     lower = tuple(j.lower for j in joints)
     upper = tuple(j.upper for j in joints)
-    return ArmModel(arm, joints, hand_offset, neutral, active, lower, upper)
+    return ArmModel(arm, joints, hand_offset, neutral, active, lower, upper, tuple(body))
 
 
 def _arm(side: str) -> ArmModel:

@@ -28,6 +28,9 @@ from .nn.networks import DATA_DIR
 from .track import random_lines
 
 ARM = "LArm"
+#: The paper's problem is the arm's kinematics alone (ikpy and the pseudoinverse know no body): nao-ik's
+#: methods run here without the body; `nao-ik bench` counts answers through it.
+KINEMATICS = arm_model(ARM)._replace(body=())
 OURS = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined", "nn-modular",
         "cells"]  # fmt: skip
 ITERATIVE = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-refined", "nn-modular"]
@@ -167,14 +170,14 @@ def _oob(angles: np.ndarray) -> int:
 def _calls(methods: Sequence[str], tol: float) -> dict[str, Callable[[np.ndarray], object]]:
     """One call on one target per method, and the ALMotion-style baseline, at tolerance ``tol``."""
     calls: dict[str, Callable[[np.ndarray], object]] = {
-        m: (lambda t, m=m: api.solve(t.tolist(), ARM, m, tolerance=tol)) for m in methods
+        m: (lambda t, m=m: api.solve(t.tolist(), KINEMATICS, m, tolerance=tol)) for m in methods
     }
     calls[ALMOTION] = lambda t: almotion_pinv(t, tol)
     return calls
 
 
 def ours_row(method: str, targets: np.ndarray, tol: float, timing: tuple[float, float]) -> Row:
-    b = api.solve_batch(targets, ARM, method, tolerance=tol)
+    b = api.solve_batch(targets, KINEMATICS, method, tolerance=tol)
     med, p99 = timing
     iterative = method in ITERATIVE
     return Row(
@@ -258,7 +261,7 @@ def workspace(size: Size, out: Path) -> None:
                 q = np.where(np.isfinite(q), q, 0.0).clip(model.lower, model.upper)
                 err = np.linalg.norm(forward_batch(model, q) - pts, axis=1)
             else:
-                err = api.solve_batch(pts, ARM, method).error
+                err = api.solve_batch(pts, KINEMATICS, method).error
             err_mm = np.where(np.isfinite(err), err * 1e3, 1e3)
             ax = axes[i][j]
             image = ax.imshow(np.log10(np.maximum(err_mm, 1e-4)).reshape(gx.shape), origin="lower", cmap="viridis",
@@ -288,7 +291,7 @@ def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
         n_paths = min(size.paths, 8) if method == IKPY else size.paths
         worst, reached, total = [], 0, 0
         for path in paths[:n_paths]:
-            prev = np.asarray(api.solve(path[0].tolist(), ARM, "dls").angles)
+            prev = np.asarray(api.solve(path[0].tolist(), KINEMATICS, "dls").angles)
             jumps = []
             for p in path:
                 if method == ALMOTION:
@@ -298,7 +301,7 @@ def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:
                     q = ik.solve(p, prev)
                     ok = np.linalg.norm(forward(model, q) - p) <= 1e-4
                 else:
-                    sol = api.solve(p.tolist(), ARM, method, initial=prev.tolist())
+                    sol = api.solve(p.tolist(), KINEMATICS, method, initial=prev.tolist())
                     q, ok = np.asarray(sol.angles), sol.reached
                 q = np.asarray(q, dtype=float)
                 jumps.append(float(np.max(np.abs(q - prev))) if np.all(np.isfinite(q)) else float("inf"))

@@ -47,12 +47,15 @@ import qi
 from . import validate
 from .all_solutions import solve_all
 from .api import METHODS, resolve_method, solve
+from .body import MARGIN
+from .collision import clearance, posture_body
 from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
 from .motion_link import MOTION_TIMEOUT, MotionLink, reply_limits
 from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
 from .qilog import ServiceLog
+from .sweep import plan, sweep
 from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
@@ -67,6 +70,12 @@ CALL_BUDGET = 10.0
 PATH_COMPUTE_BUDGET = 0.1
 #: ... and, from its first command, CALL_BUDGET plus this per point: its 20 ms cycle and ALMotion's answer.
 PATH_POINT_BUDGET = CYCLE + 0.02
+#: The other arm of each arm, and the leg joints whose angles place the thighs of the body model.
+OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
+HIPS = ["LHipPitch", "RHipPitch"]
+#: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
+ARRIVED = 0.01
+
 #: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
 WORKERS = 8
 
@@ -279,7 +288,9 @@ class NaoArmIK:
             t0 = time.perf_counter()
             sol = solve(target, model, name, initial=start)
             solve_ms = (time.perf_counter() - t0) * 1e3
-            safe, clamped, change, seconds = self._command(model, sol.angles, start, move, end, f"{name} for {target}")
+            safe, clamped, change, seconds, commands = self._command(
+                model, sol.angles, start, move, end, f"{name} for {target}", job
+            )
         finally:
             if move:
                 self._arms[arm].release(job)
@@ -306,17 +317,28 @@ class NaoArmIK:
             # method's own answer was replaced by the closest attainable pose.
             "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
             "refined": bool(sol.refined),
+            # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>".
+            "reason": str(sol.reason),
+            # The commands the move takes: 1 direct; 2 or 3 when the direct motion would cross the body and the
+            # arm is first swung out; 0 (computeAngles only) when no safe motion from the current posture exists.
+            "commands": int(commands),
         }
 
     @_private
-    def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str) -> tuple:
-        """The last line of defence before setAngles, and the command itself when moving.
+    def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
+                 job: Job | None = None) -> tuple:  # fmt: skip
+        """The last line of defence before setAngles, and the commands themselves when moving.
 
-        Nothing non-finite is sent; the angles are clamped into the robot's limits.
+        Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
+        the body's margin (``model.body``: NAO's body at its posture and the other arm) is never sent;
+        the motion to it is checked (:func:`nao_ik.sweep.plan`): where the direct motion would cross
+        the body, the arm is first swung out (the sequence's commands are sent in turn, each after the
+        arm reached the one before); where no safe sequence exists, nothing is sent.
 
         Returns:
-            (angles sent, names of the joints clamped, largest joint change in rad,
-            seconds the move takes: setAngles moves each joint at fractionMaxSpeed of its own maximum velocity).
+            (angles sent, names of the joints clamped, largest joint change in rad, seconds the move
+            takes (setAngles moves each joint at fractionMaxSpeed of its own maximum velocity), the
+            number of commands of the move (0: no safe one)).
         """
         angles = [float(q) for q in angles]
         if not all(math.isfinite(q) for q in angles):
@@ -325,11 +347,41 @@ class NaoArmIK:
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = max(abs(q - q0) for q, q0 in zip(safe, start))
         seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+        if model.body:
+            near = clearance(model, safe, model.body)
+            route = plan(model, start, safe, self._speed) if near.distance >= MARGIN - 1e-6 else None
+            if route is None or not route.commands:
+                if move:
+                    why = f"collision: {near.part}" if route is None else route.reason
+                    raise RuntimeError(f"{what}: {why}; nothing sent")
+                return safe, clamped, change, seconds, 0
+            seconds = max(seconds, route.seconds)
+        else:
+            route = None
+        commands = [safe] if route is None else route.commands
         if move:
+            names = list(model.names)
+            for k, q in enumerate(commands):
+                if time.monotonic() > end:
+                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
+                if k:
+                    self._arrive(names, commands[k - 1], job, end)
+                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+        return safe, clamped, change, seconds, len(commands)
+
+    @_private
+    def _arrive(self, names: list, via: list, job: Job | None, end: float) -> None:
+        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture)."""
+        while True:
+            now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
+            if max(abs(a - b) for a, b in zip(now, via)) <= ARRIVED:
+                return
+            if job is not None and job.stop.wait(CYCLE):
+                raise RuntimeError(f"stopped on the way to the swung-out posture: {job.reason}")
+            if job is None:
+                time.sleep(CYCLE)
             if time.monotonic() > end:
-                raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
-            self._motion.call("setAngles", list(model.names), safe, self._speed, budget=_left(end))
-        return safe, clamped, change, seconds
+                raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
 
     @_private
     def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
@@ -349,8 +401,8 @@ class NaoArmIK:
             t0 = time.perf_counter()
             sol = solve_pose(pose, model, mask, initial=start, method=method)
             solve_ms = (time.perf_counter() - t0) * 1e3
-            safe, clamped, change, seconds = self._command(
-                model, sol.angles, start, move, end, f"{method} for {list(pose)}"
+            safe, clamped, change, seconds, commands = self._command(
+                model, sol.angles, start, move, end, f"{method} for {list(pose)}", job
             )
         finally:
             if move:
@@ -377,6 +429,7 @@ class NaoArmIK:
             "moved": bool(move),
             "jointChange": float(change),
             "moveSeconds": float(seconds),
+            "commands": int(commands),
         }
 
     @_private
@@ -391,10 +444,11 @@ class NaoArmIK:
             safe = [list(model.clamp(q)) for q in track.angles.tolist()]
             if not all(math.isfinite(q) for qs in safe for q in qs):
                 raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+            blocked = self._path_blocked(model, start, safe)
             t0 = time.monotonic()
             end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
             sent, done = 0, t0 - CYCLE
-            for q in safe:
+            for q in safe[: len(safe) if blocked is None else blocked[0]]:
                 # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
                 # last one, so a late command is never followed by one within the same cycle. A stop
                 # request ends the wait at once.
@@ -416,21 +470,47 @@ class NaoArmIK:
             "rmsError": float(math.sqrt(sum(e * e for e in errors) / len(errors))),
             "seconds": float(time.monotonic() - t0),
             "sent": sent,
-            "stopped": job.reason if sent < len(safe) else "",
+            "stopped": (blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
+            if sent < len(safe)
+            else "",
         }
 
     @_private
-    def _arm_state(self, arm: str, motors: bool, end: float) -> tuple:
-        """The arm's model with the robot's limits, and its sensed angles (checked, clamped).
+    def _path_blocked(self, model: ArmModel, start: Any, path: list) -> tuple | None:
+        """(index of the first point not to send, why) where a point or the motion to it meets the body; None."""
+        if not model.body:
+            return None
+        prev = list(start)
+        for k, q in enumerate(path):
+            near = clearance(model, q, model.body)
+            if near.distance < MARGIN - 1e-6:
+                return k, f"collision: {near.part} at point {k}"
+            move = sweep(model, prev, q, self._speed)
+            if not move.clear:
+                return k, f"collision: the motion to point {k} crosses the {move.part or 'body'}"
+            prev = q
+        return None
 
+    @_private
+    def _arm_state(self, arm: str, motors: bool, end: float) -> tuple:
+        """The arm's model with the robot's limits and the body at the robot's posture, and its sensed angles.
+
+        One ``getAngles`` reads the arm, the other arm and the hips: the model's body
+        (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links.
         With ``motors``, first refuse an arm whose motors are off.
         """
         model = self._model(arm, end)
+        other = self._model(OTHER_ARM[arm], end)
         names = list(model.names)
         if motors:
             self._check_motors(arm, names, end)
-        current = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
-        return model, model.clamp(current)
+        read = names + list(other.names) + HIPS
+        sensed = self._motion.numbers("getAngles", read, True, count=len(read), budget=_left(end))
+        start = model.clamp(sensed[:5])
+        if model.body:
+            body = posture_body((sensed[10], sensed[11]), (other, other.clamp(sensed[5:10])))
+            model = model._replace(body=body)
+        return model, start
 
     @_private
     def _check_motors(self, arm: str, names: list, end: float) -> None:

@@ -15,8 +15,13 @@ not executed beyond the limit), so a test can prove a client never sends one.
 stuck ALMotion would (the stub serves one call at a time, so its other
 callers wait too); ``setHang(method, 0)`` ends the hang.
 
-What it does not do: dynamics, balance, collisions, frames other than
-FRAME_TORSO, Cartesian control.
+Arm collision protection like ALMotion's (``setCollisionProtectionEnabled``,
+on by default): a joint command that would bring an arm within the body's
+margin (:mod:`sim_stub.protection`) stops at the last safe posture, and the
+stop is recorded (``getCollisionStops``) for the tests to count.
+
+What it does not do: dynamics, balance, collisions between the arms, frames
+other than FRAME_TORSO, Cartesian control.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from nao_ik.geometry.pose import forward_pose, pose6d_to_transform
 from nao_ik.model import arm_model
 
 from .body import CHAINS, JOINTS, REST, STAND
+from .protection import arm_clearance, collides
 
 CYCLE = 0.02  # ALMotion's control period, seconds
 HANGABLE = ("setAngles", "getAngles", "getLimits", "getStiffnesses")
@@ -77,6 +83,9 @@ class StubMotion:
         self._violations: list[dict] = []
         self._hangs: dict[str, float] = {}
         self._unhang = threading.Event()
+        # Arm collision protection, like ALMotion's (on by default): see sim_stub/protection.py.
+        self._protect = {"LArm": True, "RArm": True}
+        self._collisions: list[dict] = []
 
     # ------------------------------------------------------------ joint motion
 
@@ -171,6 +180,68 @@ class StubMotion:
         with self._lock:
             return [self._stiffness[j] for j in self._expand(names)]
 
+    # -------------------------------------------------- collision protection
+
+    def setCollisionProtectionEnabled(self, pChainName: Any, pEnable: Any) -> bool:
+        """Arm collision protection on or off for ``"Arms"``, ``"LArm"`` or ``"RArm"`` (on by default).
+
+        While on, a joint command that would bring an arm within the body's
+        margin stops at the last safe posture (checked every 20 ms cycle), and
+        the stop is recorded (:meth:`getCollisionStops`).
+        """
+        arms = self._protected_chains(pChainName)
+        if not isinstance(pEnable, bool):
+            raise RuntimeError(f"ALMotion: pEnable must be a bool, got {pEnable!r}")
+        with self._lock:
+            self._advance()
+            for a in arms:
+                self._protect[a] = pEnable
+        return True
+
+    def getCollisionProtectionEnabled(self, pChainName: Any) -> bool:
+        """Whether the arm collision protection is on (for ``"Arms"``: on for both arms)."""
+        with self._lock:
+            return all(self._protect[a] for a in self._protected_chains(pChainName))
+
+    def getCollisionStops(self) -> list[dict]:
+        """The arm motions the protection stopped, oldest first: time, arm, part, angles (stub only)."""
+        with self._lock:
+            self._advance()
+            return [dict(c) for c in self._collisions]
+
+    @_private
+    @staticmethod
+    def _protected_chains(name: Any) -> tuple[str, ...]:
+        chains = {"Arms": ("LArm", "RArm"), "LArm": ("LArm",), "RArm": ("RArm",)}
+        if name not in chains:
+            raise RuntimeError(f"ALMotion: collision protection chain must be Arms, LArm or RArm, got {name!r}")
+        return chains[name]
+
+    @_private
+    def _guarded(self) -> list[str]:
+        """The protected arms with a joint moving."""
+        return [a for a, on in self._protect.items() if on and any(j in self._moves for j in CHAINS[a][:5])]
+
+    @_private
+    def _guard(self, before: dict, arms: list[str]) -> None:
+        """Stop an arm that moved within the body's margin this cycle, at its posture before the cycle."""
+        for arm in arms:
+            names = CHAINS[arm][:5]
+            hit, part = collides(arm, [self._sensed[j] for j in names])
+            if not hit:
+                continue
+            was, _ = arm_clearance(arm, [before[j] for j in names])
+            now, _ = arm_clearance(arm, [self._sensed[j] for j in names])
+            if now >= was:  # moving away from the body out of an overlap is allowed
+                continue
+            for j in names:
+                self._sensed[j] = before[j]
+                self._commanded[j] = before[j]
+                self._moves.pop(j, None)
+            self._collisions.append(
+                {"time": self._time, "arm": arm, "part": part, "angles": [float(before[j]) for j in names]}
+            )
+
     # ------------------------------------------------------- stub-only: tests
 
     def getRecordedCommands(self) -> list[dict]:
@@ -188,6 +259,7 @@ class StubMotion:
         with self._lock:
             self._record.clear()
             self._violations.clear()
+            self._collisions.clear()
 
     def setHang(self, method: Any, seconds: Any) -> None:
         """Make ``method`` wait ``seconds`` before it answers; 0 ends every hang at once (stub only).
@@ -269,7 +341,19 @@ class StubMotion:
         if cycles <= 0:
             return
         self._time += cycles * CYCLE
-        dt = cycles * CYCLE
+        arms = self._guarded()
+        while cycles and arms:  # cycle by cycle, each checked by the collision protection
+            before = dict(self._sensed)
+            self._step(CYCLE)
+            self._guard(before, arms)
+            cycles -= 1
+            arms = self._guarded()
+        if cycles:
+            self._step(cycles * CYCLE)
+
+    @_private
+    def _step(self, dt: float) -> None:
+        """Move every joint toward its target for dt seconds."""
         for j, (target, velocity) in list(self._moves.items()):
             delta = target - self._sensed[j]
             step = velocity * dt

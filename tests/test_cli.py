@@ -100,15 +100,17 @@ def test_demo_prints_the_table_and_draws(tmp_path, capsys):
 def test_bench_prints_a_table(tmp_path, capsys):
     out_file = tmp_path / "bench.md"
     args = ["--targets", "60", "--single", "20", "--methods", "fabrik", "dls", "--paths", "1", "--unreachable", "1",
-            "--out", str(out_file)]  # fmt: skip
+            "--body", "5", "--out", str(out_file)]  # fmt: skip
     assert bench.main(args) == 0
-    text = out_file.read_text()
+    text, body = out_file.read_text().split("Through the body:")
+    # The body tables: the pseudoinverse on 5 targets, one row per arm of per-part counts and of the check's cost.
+    assert "| LArm | ALMotion-style pinv | 5 |" in body and body.count("| RArm |") == 2
     main, continuity = text.split("Continuity:")
     assert main.count("| LArm |") == 2 and main.count("| RArm |") == 2
     assert "| out of limits |" in main
-    # Every row reports zero out-of-limit answers.
+    # Every row reports zero out-of-limit answers and none through the body.
     assert all(
-        line.rstrip().endswith("| 0 |")
+        line.rstrip().endswith("| 0 | 0 |")
         for line in main.splitlines()
         if line.startswith("| LArm") or line.startswith("| RArm")
     )

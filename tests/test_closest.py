@@ -25,7 +25,7 @@ def _oracle(model, step_counts=(61, 41, 61, 41)) -> np.ndarray:
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_no_sampled_pose_is_closer_than_the_closest(arm):
-    model = arm_model(arm)
+    model = arm_model(arm)._replace(body=())  # the limits alone: the sampled poses ignore the body too
     hands = _oracle(model)
     for kind, targets in _unreachable(arm, 6, 3).items():
         for t in targets:

@@ -7,12 +7,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nao_ik"
 
 #: Lowest first. A module may import from its own layer and the ones before it.
 LAYERS = [
-    ("ops", "model", "validate"),
-    ("kinematics",),
+    ("ops", "model", "validate", "body"),
+    ("kinematics", "collision"),
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity", "pose"),
+    ("api", "all_solutions", "continuity", "pose", "sweep"),
     (
         "track",
         "bench",
@@ -26,6 +26,7 @@ LAYERS = [
         "report_ot",
         "report_planar",
         "report_kt",
+        "body_bench",
     ),
     ("service", "qi_args", "jobs", "motion_link", "qilog"),  # the service and its parts
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")

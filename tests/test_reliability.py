@@ -198,8 +198,8 @@ def test_adverse_targets_and_starts(method, arm):
         boundary = label.startswith(("limit corner", "full stretch")) or label == "elbow fully bent"
         if boundary and start[4] == 0.0 and method in ITERATIVE:
             # Reachable (with the wrist held where the target was made),
-            # though on the boundary of the joint space.
-            assert sol.error < 2e-3, (label, start, sol.error)
+            # though on the boundary of the joint space; unless only through the body.
+            assert sol.error < 2e-3 or sol.reason.startswith("collision: "), (label, start, sol.error)
 
 
 # -------------------------------------------------------------------- faults

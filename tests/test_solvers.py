@@ -38,7 +38,7 @@ inner_fractions = st.lists(st.floats(0.005, 0.995), min_size=5, max_size=5)
 def test_reachable_targets_are_reached_within_limits(method, arm, fr):
     model, q = unit_config(fr, arm)
     target = kinematics.forward(model, q)
-    sol = nao_ik.solve(target, arm, method)
+    sol = nao_ik.solve(target, model._replace(body=()), method)  # the limits alone (the body: test_body.py)
     assert sol.reached, (q, sol)
     assert sol.error <= 1e-4
     assert model.within_limits(sol.angles)
@@ -54,7 +54,7 @@ def test_batch_reaches_the_same_targets(method, arm):
     q = rng.uniform(model.lower, model.upper, (300, 5))
     q[:, 4] = model.neutral[4]
     targets = kinematics.forward_batch(model, q)
-    b = nao_ik.solve_batch(targets, arm, method)
+    b = nao_ik.solve_batch(targets, model._replace(body=()), method)  # the limits alone (the body: test_body.py)
     assert b.angles.shape == (300, 5)
     assert b.reached.all()
     assert np.all((b.angles >= model.lower) & (b.angles <= model.upper))
@@ -110,7 +110,8 @@ def test_initial_posture_is_a_start_not_a_constraint(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_runtime_limits_are_respected(method):
-    tight = arm_model("LArm").with_limits({"LElbowYaw": [-0.5, 0.5, 8.0], "LShoulderPitch": [-1.0, 1.0, 8.0]})
+    free = arm_model("LArm")._replace(body=())  # the limits alone (the body: test_body.py)
+    tight = free.with_limits({"LElbowYaw": [-0.5, 0.5, 8.0], "LShoulderPitch": [-1.0, 1.0, 8.0]})
     rng = np.random.default_rng(5)
     q = rng.uniform(tight.lower, tight.upper, (40, 5))
     q[:, 4] = 0.0

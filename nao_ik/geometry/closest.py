@@ -21,7 +21,8 @@ links allow, and the joint limits cut it further. Two cases:
 
 The distance returned in case 2 is a local minimum found from many starts,
 not a certificate; the tests compare it with a dense sampling of the joint
-space.
+space. Where the model has a body and that pose goes through it, the answer
+is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import numpy as np
 from ..kinematics import chain, jacobian_columns
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
-from .nearest import move_time, nearest
+from .nearest import SLACK, move_time, nearest
+from .swivel import body_margin
 
 #: Levenberg-Marquardt iterations from every start, then for the POLISH best ones; the starting damping (m^2).
 ITERATIONS = 40
@@ -87,7 +89,14 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
     if near.found:
         q = model.clamp(near.q)
         return Closest(q, _distance(model, q, t), True)
-    return _search(model, t, q0, near.circle)
+    best = _search(model, t, q0, near.circle)
+    if model.body and body_margin(model, best.angles) < -SLACK:
+        # The closest pose goes through the body: the nearest clear one toward it.
+        from .clear import closest_clear
+
+        found = closest_clear(model, t, q0, chain(model, list(best.angles)).hand)
+        return Closest(found.angles, found.distance, False)
+    return best
 
 
 def distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:

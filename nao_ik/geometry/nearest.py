@@ -39,7 +39,7 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
-from .swivel import Circle, at, circle, margin_at, swivel_angle, take
+from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take
 
 #: Swivels tried around the circle (step 1).
 RING = 24
@@ -103,6 +103,16 @@ def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops, bra
 def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
     """The allowed configuration on the target's circle with the shortest move from ``q0``.
 
+    Allowed: inside the joint limits and, where the model has a body
+    (:attr:`~nao_ik.model.ArmModel.body`), clear of it by its margin. The
+    search runs on the limits alone first; only the targets whose answer
+    comes within the body's margin are searched again with the body's
+    clearance as one more limit (:func:`~nao_ik.geometry.swivel.margin_at`).
+    The answer found first is then also the nearest clear one: the clear
+    swivels are a subset of the allowed ones. A target with no clear swivel
+    among a quick sample (:func:`~nao_ik.geometry.sampled.sampled_clear`)
+    gets no second search: ``found`` False.
+
     Args:
         model: the arm.
         t: the hand target (three components).
@@ -112,6 +122,49 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     Returns:
         :class:`Nearest`.
     """
+    if not model.body:
+        return _nearest(model, t, q0, ops)
+    from .sampled import sampled_clear
+
+    free = _nearest(model._replace(body=()), t, q0, ops)
+    if ops is SCALAR:
+        if not free.found or body_margin(model, free.q, ops) >= -SLACK:
+            return free
+        if not sampled_clear(model, np.array([t], dtype=float), np.array([q0[4]], dtype=float))[0][0]:
+            return free._replace(found=False)
+        return _nearest(model, t, q0, ops)
+    hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
+    if not hit.any():
+        return free
+    n = hit.shape[0]
+    rows = np.flatnonzero(hit)
+    # Targets with no clear sampled swivel: no full search (see nao_ik.geometry.sampled).
+    pts = np.stack([np.broadcast_to(x, (n,))[rows] for x in t], axis=1)
+    some, _ = sampled_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])
+    blocked = rows[~some]
+    rows = rows[some]
+    if blocked.size:
+        found_all = np.array(np.broadcast_to(free.found, (n,)))
+        found_all[blocked] = False
+        free = free._replace(found=found_all)
+    if not rows.size:
+        return free
+
+    def pick(x: Any) -> Any:
+        return np.broadcast_to(x, (n,))[rows]
+
+    sub = _nearest(model, [pick(x) for x in t], [pick(x) for x in q0], ops)
+    q = [np.array(np.broadcast_to(x, (n,))) for x in free.q]
+    phi, sec, found = (np.array(np.broadcast_to(x, (n,))) for x in (free.swivel, free.seconds, free.found))
+    for j in range(5):
+        q[j][rows] = np.broadcast_to(sub.q[j], rows.shape)
+    for whole, part in ((phi, sub.swivel), (sec, sub.seconds), (found, sub.found)):
+        whole[rows] = np.broadcast_to(part, rows.shape)
+    return Nearest(q, phi, sec, found, free.circle)
+
+
+def _nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
+    """:func:`nearest` on the limits of ``model`` (and its body, if it has one, at every swivel tried)."""
     c = circle(model, t, q0[4], ops)
     ch = chain(model, q0, ops)
     phi0 = swivel_angle(model, c, ch.origins[2], ops)
@@ -129,6 +182,8 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         # Near the start but its swivel is not allowed (the start sits on a
         # limit): the exact intervals, whose ends include the nearest.
         q, phi, cost = _nearest_boundary(model, c, q0, phi0, branches)
+        if model.body:  # the body's edge is no closed-form boundary: look beside the start's swivel
+            q, phi, cost = _beside(model, c, q0, phi0, branches, (q, phi, cost))
         if cost == INF:
             q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
         if cost < INF:
@@ -177,6 +232,24 @@ def _nearest_boundary(model: ArmModel, c: Circle, q0: Sequence[float], phi0: flo
             q, cost, _ = _cost(model, c, phi, q0, SCALAR, b)
             if cost < best[2]:
                 best = _refine(model, c, q0, q, phi, cost, 0.5 * math.pi / RING, SCALAR, b)
+    return best
+
+
+#: Offsets (radians) from the start's swivel tried, in turn on each side, when the body blocks it.
+BESIDE = tuple(0.004 * 2.0**i for i in range(8))
+
+
+def _beside(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple, best: tuple) -> tuple:
+    """The first allowed swivel at growing offsets on each side of the start's, refined (scalar)."""
+    for b in branches:
+        for sign in (1.0, -1.0):
+            for off in BESIDE:
+                q, cost, _ = _cost(model, c, phi0 + sign * off, q0, SCALAR, b)
+                if cost < INF:
+                    run = _refine(model, c, q0, q, phi0 + sign * off, cost, off, SCALAR, b)
+                    if run[2] < best[2]:
+                        best = run
+                    break
     return best
 
 

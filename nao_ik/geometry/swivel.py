@@ -17,6 +17,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from ..body import MARGIN
+from ..collision import clearance, clearance_batch
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR, Ops
@@ -147,6 +149,9 @@ def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | No
 def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None) -> tuple[list, Any]:
     """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
 
+    Where the model has a body (:attr:`~nao_ik.model.ArmModel.body`), coming
+    within the body's margin counts as a limit too (:func:`body_margin`).
+
     Returns:
         (five joint angles; the smallest distance of a joint to its limits,
         negative outside them, minus the excess where no ElbowRoll fits). A
@@ -157,7 +162,22 @@ def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: A
     m = ops.where(excess > 0.0, -excess, 10.0)
     for qi, lo, hi in zip(q, model.lower, model.upper):
         m = ops.minimum(m, ops.minimum(qi - lo, hi - qi))
+    if model.body:
+        m = ops.minimum(m, body_margin(model, q, ops))
     return q, m
+
+
+#: Radians of margin per metre of clearance: the body's clearance enters :func:`margin_at` at this scale
+#: (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin.
+BODY_SCALE = 10.0
+
+
+def body_margin(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Any:
+    """(clearance to ``model.body`` - MARGIN) x BODY_SCALE: negative where the links come within the margin."""
+    if ops is SCALAR:
+        return (clearance(model, q, model.body).distance - MARGIN) * BODY_SCALE
+    qa = np.stack(np.broadcast_arrays(*q), axis=1)
+    return (clearance_batch(model, qa, model.body)[0] - MARGIN) * BODY_SCALE
 
 
 def point(

@@ -107,7 +107,8 @@ class _Learner:
 
     def __init__(self, seed: int, passes: int, r_jiz: float | None):
         self.passes, self.r_jiz = passes, r_jiz
-        self.model = arm_model("LArm")
+        # The arm's inverse kinematics alone: the body is checked when a method answers.
+        self.model = arm_model("LArm")._replace(body=())
         self.rng = np.random.default_rng(seed)
         self.shoulder = np.asarray(self.model.shoulder)
         zero = np.clip(np.zeros(5), self.model.lower, self.model.upper)  # the paper's first expert: (0, 0)

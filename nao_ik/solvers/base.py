@@ -38,6 +38,13 @@ class Solution(NamedTuple):
             which keep their own answers.
         refined: True where the method's own answer stopped farther than
             attainable and was replaced by the closest attainable pose.
+        reason: why the target is not reached, ``""`` when it is:
+            ``"out of reach"`` (nearer or farther than the links allow),
+            ``"joint limits"`` (the limits allow no swivel there), or
+            ``"collision: <part>"`` (only configurations through the body
+            reach it; the answer is the nearest clear pose toward it). An
+            answer of the papers' approximations that goes through the body
+            is reported the same way (``reached`` False), not replaced.
     """
 
     angles: tuple[float, ...]
@@ -50,6 +57,7 @@ class Solution(NamedTuple):
     clamped: tuple[str, ...] = ()
     shortfall: float | None = 0.0
     refined: bool = False
+    reason: str = ""
 
 
 class BatchSolution(NamedTuple):
@@ -66,6 +74,7 @@ class BatchSolution(NamedTuple):
         clamped: (N, 5) bool, as :attr:`Solution.clamped`.
         shortfall: (N,) metres, as :attr:`Solution.shortfall` (NaN for the papers' approximations).
         refined: (N,) bool, as :attr:`Solution.refined`.
+        reason: (N,) str, as :attr:`Solution.reason`.
     """
 
     angles: np.ndarray
@@ -78,14 +87,15 @@ class BatchSolution(NamedTuple):
     clamped: np.ndarray | None = None
     shortfall: np.ndarray | None = None
     refined: np.ndarray | None = None
+    reason: np.ndarray | None = None
 
 
 class Run(NamedTuple):
     """What a solver loop returns: final angles (5 components), error, iterations.
 
     ``clamped`` (5 flags, or None) marks joints of a network's raw answer that
-    were clamped into the limits. ``shortfall`` and ``refined``: see
-    :class:`Solution` (set by the driver).
+    were clamped into the limits. ``shortfall``, ``refined`` and ``reason``:
+    see :class:`Solution` (set by the driver).
     """
 
     q: list
@@ -94,6 +104,7 @@ class Run(NamedTuple):
     clamped: Any = None
     shortfall: Any = 0.0
     refined: Any = False
+    reason: Any = ""
 
 
 # A start rule: (model, target components, caller's start, ops) -> (start

@@ -12,6 +12,10 @@ solution needs (the method converged on another swivel or branch, or a network
 chose one) continues from the nearest solution instead, which is exact, so the
 loop only confirms it. The papers' approximations (``own_answer``) keep their
 own answers.
+
+Every final answer then goes through the body check (:mod:`nao_ik.solvers.safety`):
+clear of the arm model's body, or replaced by the nearest clear solution, or
+reported with a reason.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..model import ArmModel
 from ..ops import ARRAY, SCALAR
 from .base import Run, SolverSpec
 from .network import hold_loop
+from .safety import check_batch, check_single
 
 #: Restart postures tried, in order, when the caller's start fails: the
 #: swivel configurations nearest to the limits, then joint-space seeds.
@@ -117,6 +122,20 @@ def run_single(
     max_iter: int,
     continuous: bool = True,
 ) -> Run:
+    """One target: :func:`_closest_single`, then the body check (:mod:`nao_ik.solvers.safety`)."""
+    run = _closest_single(spec, model, target, q0, tol, max_iter, continuous)
+    return check_single(spec, model, target, q0, run, tol)
+
+
+def _closest_single(
+    spec: SolverSpec,
+    model: ArmModel,
+    target: Sequence[float],
+    q0: Sequence[float],
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
     """One target: :func:`_single`, then the closest attainable pose where the answer stopped short of it."""
     run = _single(spec, model, target, q0, tol, max_iter, continuous)
     if spec.own_answer:
@@ -125,7 +144,7 @@ def run_single(
         return run._replace(shortfall=0.0)
     best = closest(model, target, q0)
     if run.error > best.distance + REFINE:
-        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True)
+        return Run(list(best.angles), best.distance, run.iterations, run.clamped, 0.0, True)
     return run._replace(shortfall=max(float(run.error) - best.distance, 0.0))
 
 
@@ -212,6 +231,20 @@ BLOCK = 16384
 
 
 def run_batch(
+    spec: SolverSpec,
+    model: ArmModel,
+    targets: np.ndarray,
+    q0: np.ndarray,
+    tol: float,
+    max_iter: int,
+    continuous: bool = True,
+) -> Run:
+    """Many targets: :func:`_closest_batch`, then the body check (:mod:`nao_ik.solvers.safety`)."""
+    run = _closest_batch(spec, model, targets, q0, tol, max_iter, continuous)
+    return check_batch(spec, model, targets, q0, run, tol)
+
+
+def _closest_batch(
     spec: SolverSpec,
     model: ArmModel,
     targets: np.ndarray,

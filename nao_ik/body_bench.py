@@ -1,0 +1,103 @@
+"""``nao-ik bench``'s body table: answers through NAO's body, targets the body makes unreachable, the check's cost.
+
+Three parts, on the benchmark's targets (:func:`nao_ik.bench.sample_targets`,
+from the neutral posture):
+
+1. the answers of ikpy and of the ALMotion-style pseudoinverse
+   (:mod:`nao_ik.report`; the left arm, the first N targets) whose links
+   overlap the body (:mod:`nao_ik.body`), all and among those that reach;
+2. per body part, the targets ``analytic`` answers ``reached: false`` with
+   ``reason`` ``"collision: <part>"`` (only configurations through the body
+   reach them);
+3. the body check's cost: ``analytic``'s median single solve and its batch
+   throughput with the body and without it (``body=()``), taking turns in the
+   same run, and their ratios.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+
+from . import api
+from .body import PARTS
+from .collision import clearance_batch
+from .kinematics import forward_batch
+from .model import arm_model
+
+
+def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, out=sys.stdout,
+               single: int = 300) -> None:  # fmt: skip
+    """Print the three parts of the module docstring.
+
+    Args:
+        arms: the arms.
+        targets: benchmark targets per arm (as the main table).
+        seed: the benchmark's seed.
+        alternatives: targets for ikpy and the pseudoinverse (the first ones of the left arm's).
+        out: where to print.
+        single: targets timed as single solves for the cost.
+    """
+    from .bench import interleaved_times, sample_targets
+    from .report import ALMOTION, ARM, IKPY, _ikpy, almotion_pinv
+
+    print(file=out)
+    print("Through the body: answers whose links overlap NAO's body (nao_ik.body), from the neutral posture; "
+          "reached: within 0.1 mm.", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | solver | targets | through body | reached through body |", file=out)
+    print("|---|---|---|---|---|", file=out, flush=True)
+    model = arm_model(ARM)
+    sub = sample_targets(ARM, targets, seed)[:alternatives]
+    solvers = {ALMOTION: lambda t: almotion_pinv(t)[0]}
+    ik = _ikpy()
+    if ik is not None:
+        solvers[IKPY] = ik.solve
+    for name, solve in solvers.items():
+        q = np.array([solve(t) for t in sub])
+        dist = clearance_batch(model, q)[0]
+        reached = np.linalg.norm(forward_batch(model, q) - sub, axis=1) <= api.DEFAULT_TOLERANCE
+        print(f"| {ARM} | {name} | {len(sub)} | {int(np.sum(dist < 0))} | {int(np.sum(reached & (dist < 0)))} |",
+              file=out, flush=True)  # fmt: skip
+    if ik is None:
+        print("(ikpy is not installed: `pip install .[compare]`)", file=out)
+
+    print(file=out)
+    print(f"Unreachable without collision: of {targets} benchmark targets per arm, those analytic answers "
+          "reached: false with reason collision: <part>.", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | " + " | ".join(PARTS) + " | total |", file=out)
+    print("|---|" + "---|" * (len(PARTS) + 1), file=out, flush=True)
+    for arm in arms:
+        b = api.solve_batch(sample_targets(arm, targets, seed), arm, "analytic")
+        counts = Counter(r[len("collision: "):] for r in b.reason if r.startswith("collision: "))
+        print(f"| {arm} | " + " | ".join(str(counts.get(p, 0)) for p in PARTS) + f" | {sum(counts.values())} |",
+              file=out, flush=True)  # fmt: skip
+
+    print(file=out)
+    print("The body check's cost on analytic (with the body / body=(), taking turns in one run):", file=out)
+    print(file=out)
+    print("| arm | median single, body | median single, none | ratio | batch/s, body | batch/s, none | ratio |",
+          file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|", file=out, flush=True)
+    for arm in arms:
+        with_body = arm_model(arm)
+        without = with_body._replace(body=())
+        t = sample_targets(arm, targets, seed)
+        listed = t[:single].tolist()
+        calls = {"body": lambda x, m=with_body: api.solve(x, m), "none": lambda x, m=without: api.solve(x, m)}
+        times = interleaved_times(calls, listed)
+        batch: dict = {"body": [], "none": []}
+        for _ in range(3):
+            for key, m in (("body", with_body), ("none", without)):
+                t0 = time.perf_counter()
+                api.solve_batch(t, m)
+                batch[key].append(time.perf_counter() - t0)
+        sb, sn = (float(np.median(times[k]) * 1e6) for k in ("body", "none"))
+        bb, bn = (t.shape[0] / float(np.median(batch[k])) for k in ("body", "none"))
+        print(f"| {arm} | {sb:.0f} µs | {sn:.0f} µs | {sb / sn:.2f} | {bb:,.0f} | {bn:,.0f} | {bb / bn:.2f} |",
+              file=out, flush=True)  # fmt: skip

@@ -1,0 +1,266 @@
+"""Signed distance of an arm's links to NAO's body (:mod:`nao_ik.body`).
+
+The arm's links and the body's parts are capsules, so the distance between a
+link and a part is the distance between their segments minus both radii
+(negative: they overlap). The arm is clear when that distance is at least the
+margin for every pair.
+
+Two forms, the same numbers:
+
+- :func:`clearance`: one configuration in pure Python (the chain of
+  :func:`nao_ik.kinematics.chain`, then each link against each part, a pair
+  skipped when the bounding spheres show it is farther than CAP).
+- :func:`clearance_batch`: many configurations with numpy, every pair.
+
+Distances beyond CAP are reported as CAP: only the near region matters to a
+solver, and the capped value is still continuous in the configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from .body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
+from .kinematics import chain
+from .model import ArmModel
+from .ops import ARRAY
+
+#: Distances beyond this (metres) are reported as CAP.
+CAP = 0.05
+
+
+class Clearance(NamedTuple):
+    """The signed distance of the arm's links to the body.
+
+    Attributes:
+        distance: the smallest link-to-part distance minus the radii, metres
+            (negative: overlapping), capped at CAP.
+        part: the body part nearest the arm (``""`` when every part is beyond CAP).
+        link: the arm link nearest it (``""`` likewise).
+    """
+
+    distance: float
+    part: str
+    link: str
+
+
+class _Pair(NamedTuple):
+    """A body capsule prepared for the scalar check."""
+
+    part: str
+    a: tuple
+    d: tuple  # b - a
+    dd: float  # |b - a|^2
+    centre: tuple
+    reach: float  # half length + radius
+    radius: float
+
+
+def _prepare(shapes: Sequence[Capsule]) -> tuple[_Pair, ...]:
+    out = []
+    for s in shapes:
+        d = tuple(s.b[k] - s.a[k] for k in range(3))
+        dd = sum(x * x for x in d)
+        centre = tuple(0.5 * (s.a[k] + s.b[k]) for k in range(3))
+        out.append(_Pair(s.part, s.a, d, dd, centre, 0.5 * math.sqrt(dd) + s.radius, s.radius))
+    return tuple(out)
+
+
+_PREPARED: dict = {}
+#: Bodies kept prepared: the standing body and the latest few (the other arm's links change with its posture).
+KEEP = 32
+
+
+def _prepared(shapes: Sequence[Capsule]) -> tuple[_Pair, ...]:
+    key = tuple(shapes)
+    got = _PREPARED.get(key)
+    if got is None:
+        if len(_PREPARED) >= KEEP:
+            _PREPARED.clear()
+        got = _PREPARED[key] = _prepare(key)
+    return got
+
+
+def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> tuple[Capsule, ...]:
+    """An arm's links at posture ``q`` as body capsules (for the other arm: :data:`~nao_ik.body.OTHER_ARM`).
+
+    Args:
+        model: that arm.
+        q: its five joint angles.
+        part: the name the capsules carry.
+
+    Returns:
+        One capsule per link of :data:`~nao_ik.body.LINKS`, the whole link (its shoulder part too).
+    """
+    pts = link_points(model, [float(x) for x in q])
+    return tuple(
+        Capsule(part, tuple(float(v) for v in pts[ln.start]), tuple(float(v) for v in pts[ln.end]), ln.radius)
+        for ln in LINKS
+    )
+
+
+def posture_body(hip_pitch: tuple[float, float] | None = None, other: tuple[ArmModel, Sequence[float]] | None = None
+                 ) -> tuple[Capsule, ...]:  # fmt: skip
+    """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is.
+
+    Args:
+        hip_pitch: (LHipPitch, RHipPitch), radians; None: standing.
+        other: (the other arm's model, its five angles); None: left out.
+
+    Returns:
+        The capsules (:func:`nao_ik.body.body`, then the other arm's links, part :data:`~nao_ik.body.OTHER_ARM`).
+    """
+    shapes = body(*hip_pitch) if hip_pitch is not None else BODY
+    if other is not None:
+        shapes = shapes + arm_capsules(*other)
+    return shapes
+
+
+def link_points(model: ArmModel, q: Sequence[Any]) -> list:
+    """The chain points the links use: shoulder, elbow, wrist, hand (index as :class:`~nao_ik.body.Link`)."""
+    ch = chain(model, q)
+    return [ch.origins[0], None, ch.origins[2], None, ch.origins[4], ch.hand]
+
+
+def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = BODY) -> Clearance:
+    """Signed distance of one configuration's links to the body.
+
+    Args:
+        model: the arm.
+        q: five joint angles.
+        shapes: the body (default: standing).
+
+    Returns:
+        :class:`Clearance`.
+    """
+    pts = link_points(model, [float(x) for x in q])
+    best, part, link = CAP, "", ""
+    pairs = _prepared(shapes)
+    for ln in LINKS:
+        p, e = pts[ln.start], pts[ln.end]
+        if ln.skip:
+            p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
+        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
+        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+        mx, my, mz = 0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2])
+        reach = 0.5 * math.sqrt(aa) + ln.radius + best
+        for s in pairs:
+            c = s.centre
+            lim = reach + s.reach
+            dx, dy, dz = mx - c[0], my - c[1], mz - c[2]
+            if dx * dx + dy * dy + dz * dz >= lim * lim:
+                continue
+            dist = _segments(p, d1, aa, s.a, s.d, s.dd) - ln.radius - s.radius
+            if dist < best:
+                best, part, link = dist, s.part, ln.name
+                reach = 0.5 * math.sqrt(aa) + ln.radius + best
+    return Clearance(best, part, link)
+
+
+def _segments(p: Sequence[float], d1: Sequence[float], a: float, q: Sequence[float], d2: Sequence[float],
+              e: float) -> float:  # fmt: skip
+    """Distance between segments p + s d1 and q + t d2 (s, t in [0, 1]); a = |d1|^2 > 0, e = |d2|^2 (Ericson)."""
+    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
+    if e <= 1e-18:  # the part is a sphere
+        s = min(max(-c / a, 0.0), 1.0)
+        t = 0.0
+    else:
+        f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
+        b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+        den = a * e - b * b
+        s = min(max((b * f - c * e) / den, 0.0), 1.0) if den > 1e-18 else 0.0
+        t = (b * s + f) / e
+        if t < 0.0:
+            t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+        elif t > 1.0:
+            t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
+    x0 = r0 + s * d1[0] - t * d2[0]
+    x1 = r1 + s * d1[1] - t * d2[1]
+    x2 = r2 + s * d1[2] - t * d2[2]
+    return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+
+
+def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = BODY) -> tuple[np.ndarray, np.ndarray]:
+    """Signed distances of many configurations' links to the body.
+
+    Args:
+        model: the arm.
+        q: (N, 5) joint angles.
+        shapes: the body.
+
+    Returns:
+        (distance (N,) metres capped at CAP, as :func:`clearance`; part (N,) int index into
+        :data:`~nao_ik.body.NAMES`, -1 where every part is beyond CAP).
+    """
+    q = np.asarray(q, dtype=float)
+    n = q.shape[0]
+    ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
+    pts = {0: ch.origins[0], 2: ch.origins[2], 4: ch.origins[4], 5: ch.hand}
+    a, d, dd, radius, index = _arrays(shapes)
+    best = np.full(n, CAP)
+    part = np.full(n, -1, dtype=np.int64)
+    for ln in LINKS:
+        p, e = pts[ln.start], pts[ln.end]
+        if ln.skip:
+            p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
+        d1 = [np.asarray(e[k] - p[k], dtype=float)[:, None] for k in range(3)]
+        p = [np.asarray(p[k], dtype=float)[:, None] for k in range(3)]
+        dist = segment_distance(p, d1, a, d, dd) - (ln.radius + radius)  # (N, shapes)
+        k = np.argmin(dist, axis=1)
+        low = dist[np.arange(n), k]
+        closer = low < best
+        best = np.where(closer, low, best)
+        part = np.where(closer, index[k], part)
+    return best, part
+
+
+_ARRAYS: dict = {}
+
+
+def _arrays(shapes: Sequence[Capsule]) -> tuple:
+    """The shapes as arrays for :func:`segment_distance`: ends a (3 rows), d = b - a, |d|^2, radius, part index."""
+    key = tuple(shapes)
+    got = _ARRAYS.get(key)
+    if got is None:
+        if len(_ARRAYS) >= KEEP:
+            _ARRAYS.clear()
+        a = np.array([c.a for c in key], dtype=float).T
+        d = np.array([c.b for c in key], dtype=float).T - a
+        got = _ARRAYS[key] = (
+            list(a), list(d), (d * d).sum(axis=0), np.array([c.radius for c in key]),
+            np.array([NAMES.index(c.part) for c in key], dtype=np.int64),
+        )  # fmt: skip
+    return got
+
+
+def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: Sequence[Any], e: Any) -> Any:
+    """Distances between segments p + s d1 and q + t d2 (s, t in [0, 1]), e = |d2|^2 (Ericson); arrays broadcast.
+
+    The first segment's length |d1| is never zero (rigid links); the second may be a point (a sphere).
+    """
+    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+    a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
+    inv_a = 1.0 / a
+    point = np.asarray(e) <= 1e-18
+    e = np.where(point, 1.0, e)
+    f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
+    b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+    den = a * e - b * b
+    ok = (den > 1e-18) & ~point
+    s = np.where(ok, np.clip((b * f - c * e) / np.where(ok, den, 1.0), 0.0, 1.0), 0.0)
+    t = np.where(point, 0.0, (b * s + f) / e)
+    s = np.where(point | (t < 0.0), np.clip(-c * inv_a, 0.0, 1.0),
+                 np.where(t > 1.0, np.clip((b - c) * inv_a, 0.0, 1.0), s))  # fmt: skip
+    t = np.clip(t, 0.0, 1.0)
+    x0, x1, x2 = r0 + s * d1[0] - t * d2[0], r1 + s * d1[1] - t * d2[1], r2 + s * d1[2] - t * d2[2]
+    return np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+
+
+def is_clear(model: ArmModel, q: Sequence[float], margin: float = MARGIN, shapes: Sequence[Capsule] = BODY) -> bool:
+    """True where one configuration keeps ``margin`` from the body."""
+    return clearance(model, q, shapes).distance >= margin

@@ -1,0 +1,184 @@
+"""Where the body is in the way: the nearest clear pose toward a target, and why a target is not reached.
+
+A target that only configurations through the body reach (inside the torso,
+or reachable only with the forearm across it) has no clear exact solution.
+The answer is then the clear configuration whose hand gets nearest to it:
+:func:`closest_clear` searches along rays from the target (or from where the
+limits alone would put the hand) in RAYS directions, takes on each ray the
+first point with a clear exact solution among the sampled swivels of its
+circle (:func:`~nao_ik.geometry.sampled.sampled_clear`, in one batch over every ray and step),
+bisects that step, keeps the point nearest the target, and answers there the
+clear exact solution nearest the start (:func:`~nao_ik.geometry.nearest.nearest`
+with the body). A search, not a certificate: the point is clear and exact,
+and within the bisection's resolution (STEP / 2^BISECT) of the nearest such
+point along those rays.
+
+:func:`unreachable_reason` says why a target is not reached: ``"out of reach"``
+(nearer or farther than the rigid links allow), ``"joint limits"`` (within
+the links' reach but no swivel fits the limits), or ``"collision: <part>"``
+(the limits allow it, the body does not); ``"not converged"`` where a clear
+exact solution exists (a method that stopped short of it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..body import MARGIN, NAMES
+from ..collision import clearance, clearance_batch
+from ..kinematics import chain, forward_batch
+from ..model import ArmModel
+from ..ops import ARRAY, SCALAR
+from .nearest import nearest
+from .sampled import sampled_clear
+from .swivel import circle
+
+#: Ray directions: the 6 faces of a cube, plus the way out of the nearest part.
+RAYS = tuple(d for d in itertools.product((-1.0, 0.0, 1.0), repeat=3) if sum(map(abs, d)) == 1.0)
+#: Steps along each ray (metres) and how many; bisections of the first clear step.
+STEP = 0.02
+STEPS = 8
+BISECT = 7
+
+
+class Clear(NamedTuple):
+    """What :func:`closest_clear` returns.
+
+    Attributes:
+        angles: five joint angles, inside the limits and clear of the body (or the start, if none found).
+        distance: the hand's distance to the target, metres.
+        found: False if no ray found a clear point (the start posture is returned).
+    """
+
+    angles: tuple
+    distance: float
+    found: bool
+
+
+def closest_clear(model: ArmModel, target: Sequence[float], q0: Sequence[float], base: Sequence[float] | None = None
+                  ) -> Clear:  # fmt: skip
+    """The clear configuration found nearest to ``target`` (then nearest the start), see the module docstring.
+
+    Args:
+        model: the arm, with its body.
+        target: FRAME_TORSO metres.
+        q0: start posture (WristYaw held).
+        base: where the rays start (default the target; a closest-attainable hand point for unreachable ones).
+
+    Returns:
+        :class:`Clear`.
+    """
+    t = np.asarray(target, dtype=float)[None]
+    b = t if base is None else np.asarray(base, dtype=float)[None]
+    q, dist, found = closest_clear_batch(model, t, np.asarray(q0, dtype=float)[None], b)
+    return Clear(tuple(float(x) for x in q[0]), float(dist[0]), bool(found[0]))
+
+
+def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, bases: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """:func:`closest_clear` of many targets (M, 3) from starts (M, 5), every ray of every target in one batch.
+
+    Returns:
+        (angles (M, 5), distances (M,), found (M,)); where nothing clear was found, the start posture.
+    """
+    targets = np.asarray(targets, dtype=float)
+    m = targets.shape[0]
+    bases = targets if bases is None else np.asarray(bases, dtype=float)
+    grid = np.array(RAYS) / np.linalg.norm(RAYS, axis=1)[:, None]
+    dirs = np.stack([np.concatenate([_outward(model, b)[None], grid]) for b in bases])  # (M, K, 3)
+    k = dirs.shape[1]
+    steps = STEP * np.arange(1, STEPS + 1)
+    pts = bases[:, None, None, :] + steps[None, None, :, None] * dirs[:, :, None, :]  # (M, K, S, 3)
+    wrist = np.repeat(q0[:, 4], k * STEPS)
+    found, q = sampled_clear(model, pts.reshape(-1, 3), wrist)
+    found, q = found.reshape(m, k, STEPS), q.reshape(m, k, STEPS, 5)
+    hit = found.any(axis=2)  # (M, K)
+    first = found.argmax(axis=2)
+    hi = steps[first]
+    lo = np.where(first > 0, steps[np.maximum(first - 1, 0)], 0.0)
+    best_q = np.take_along_axis(q, first[:, :, None, None], axis=2)[:, :, 0]
+    rows = np.flatnonzero(hit.ravel())
+    d_flat, b_flat = dirs.reshape(-1, 3)[rows], np.repeat(bases, k, axis=0)[rows]
+    w_flat = np.repeat(q0[:, 4], k)[rows]
+    lo, hi, bq = lo.ravel()[rows], hi.ravel()[rows], best_q.reshape(-1, 5)[rows]
+    for _ in range(BISECT):
+        mid = 0.5 * (lo + hi)
+        ok, qm = sampled_clear(model, b_flat + mid[:, None] * d_flat, w_flat)
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+        bq = np.where(ok[:, None], qm, bq)
+    dist = np.full(m * k, np.inf)
+    dist[rows] = np.linalg.norm(forward_batch(model, bq) - np.repeat(targets, k, axis=0)[rows], axis=1)
+    allq = np.zeros((m * k, 5))
+    allq[rows] = bq
+    pick = dist.reshape(m, k).argmin(axis=1)
+    out_q = allq.reshape(m, k, 5)[np.arange(m), pick]
+    found_any = hit.any(axis=1)
+    out_q = np.where(found_any[:, None], out_q, q0)
+    # The configuration there nearest the start (the sampled swivel where the search misses it).
+    p = forward_batch(model, out_q)
+    near = nearest(model, [p[:, i] for i in range(3)], [q0[:, i] for i in range(5)], ARRAY)
+    nq = np.clip(np.stack(np.broadcast_arrays(*near.q), axis=1), model.lower, model.upper)
+    use = np.broadcast_to(near.found, (m,)) & found_any
+    out_q = np.where(use[:, None], nq, out_q)
+    return out_q, np.linalg.norm(forward_batch(model, out_q) - targets, axis=1), found_any
+
+
+def _outward(model: ArmModel, p: np.ndarray) -> np.ndarray:
+    """The unit direction from the body part nearest to p (its axis) to p (forward if p is on an axis)."""
+    best, out = math.inf, None
+    for s in model.body:
+        a, d = np.asarray(s.a), np.asarray(s.b) - np.asarray(s.a)
+        dd = float(d @ d)
+        u = 0.0 if dd < 1e-18 else min(max(float((p - a) @ d) / dd, 0.0), 1.0)
+        w = p - (a + u * d)
+        gap = float(np.linalg.norm(w)) - s.radius
+        if gap < best:
+            best, out = gap, w
+    if out is None or np.linalg.norm(out) < 1e-9:
+        return np.array([1.0, 0.0, 0.0])
+    return out / np.linalg.norm(out)
+
+
+def unreachable_reason(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> str:
+    """Why no clear exact solution reaches ``target`` (see the module docstring)."""
+    t = [float(x) for x in target]
+    c = circle(model, t, float(q0[4]), SCALAR)
+    if not c.reachable:
+        return "out of reach"
+    free = nearest(model._replace(body=()), t, [float(x) for x in q0], SCALAR)
+    if not free.found:
+        return "joint limits"
+    clr = clearance(model, model.clamp(free.q), model.body)
+    if model.body and clr.distance < MARGIN:
+        return f"collision: {clr.part}"
+    return "not converged"  # a clear exact solution exists: the method stopped short of it
+
+
+def unreachable_reasons(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> np.ndarray:
+    """:func:`unreachable_reason` of many targets (M, 3) from starts (M, 5), in one batch: (M,) str."""
+    targets, q0 = np.asarray(targets, dtype=float), np.asarray(q0, dtype=float)
+    m = targets.shape[0]
+    out = np.full(m, "not converged", dtype=object)
+    if m == 0:
+        return out
+    cols = [targets[:, i] for i in range(3)]
+    c = circle(model, cols, q0[:, 4], ARRAY)
+    free = nearest(model._replace(body=()), cols, [q0[:, i] for i in range(5)], ARRAY)
+    found = np.broadcast_to(free.found, (m,))
+    q = np.clip(np.stack(np.broadcast_arrays(*free.q), axis=1), model.lower, model.upper)
+    if model.body:
+        dist, part = clearance_batch(model, q, model.body)
+        for i in np.flatnonzero(found & (dist < MARGIN)):
+            out[i] = f"collision: {NAMES[part[i]]}"
+    out[~found] = "joint limits"
+    out[~np.broadcast_to(c.reachable, (m,))] = "out of reach"
+    return out
+
+
+def hand(model: ArmModel, q: Sequence[float]) -> list:
+    """The hand point of one configuration."""
+    return chain(model, [float(x) for x in q]).hand

@@ -1,0 +1,52 @@
+"""A quick screen: is some sampled swivel of a target inside the limits and clear of the body?
+
+Used before the full nearest-solution search with the body
+(:func:`nao_ik.geometry.nearest.nearest`): a target none of whose SWIVELS
+sampled swivels (both ElbowRoll branches) is clear is answered as having no
+clear solution without that search (a clear arc narrower than the samples'
+spacing, 15 degrees, is missed: the answer is then the nearest clear pose
+toward the target instead, :mod:`nao_ik.geometry.clear`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..body import MARGIN
+from ..collision import clearance_batch
+from ..model import ArmModel
+from ..ops import ARRAY
+from .swivel import at, circle
+
+#: Swivels sampled on each point's circle (both ElbowRoll branches), and the limits' rounding slack.
+SWIVELS = 24
+LIMIT_SLACK = 1e-9
+
+
+def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
+
+    SWIVELS swivels on both ElbowRoll branches; the angles are the clearest allowed one.
+    """
+    n = pts.shape[0]
+    phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
+    tf = np.repeat(pts, SWIVELS, axis=0)
+    pf = np.tile(phis, n)
+    c = circle(model, [tf[:, i] for i in range(3)], np.repeat(np.broadcast_to(wrist, (n,)), SWIVELS), ARRAY)
+    best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    for branch in (0, 1):
+        qb, viol = at(model, c, pf, ARRAY, branch)
+        qa = np.stack(np.broadcast_arrays(*qb), axis=1)
+        m = np.full(qa.shape[0], -np.inf)
+        inside = np.flatnonzero((np.broadcast_to(viol, m.shape) <= LIMIT_SLACK) & np.broadcast_to(c.reachable, m.shape))
+        if inside.size:  # the body's clearance only where the limits allow
+            m[inside] = clearance_batch(model, qa[inside], model.body)[0] - MARGIN
+        m, qa = m.reshape(n, SWIVELS), qa.reshape(n, SWIVELS, 5)
+        j = m.argmax(axis=1)
+        mj = m[np.arange(n), j]
+        take = mj > best_m
+        best_m = np.where(take, mj, best_m)
+        best_q = np.where(take[:, None], qa[np.arange(n), j], best_q)
+    return best_m >= 0.0, np.clip(best_q, model.lower, model.upper)

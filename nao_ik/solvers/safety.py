@@ -1,0 +1,115 @@
+"""The body check of every method's final answer: clear of the body, or replaced, or reported.
+
+After the driver's own rules (continuity, closest attainable), each answer is
+checked against the arm model's body (:attr:`~nao_ik.model.ArmModel.body`,
+:func:`nao_ik.collision.clearance`):
+
+- clear by the margin: kept; an answer that does not reach gets its
+  ``reason`` (:func:`nao_ik.geometry.clear.unreachable_reason`);
+- within the margin: replaced by the nearest clear exact solution
+  (:func:`nao_ik.geometry.nearest.nearest`, the body a limit), as the driver
+  does for continuity; where there is none, by the closest clear pose toward
+  the target (:func:`nao_ik.geometry.closest.closest`, which then goes to
+  :func:`nao_ik.geometry.clear.closest_clear`), ``refined`` and with its
+  ``reason``;
+- the papers' approximations (``own_answer``) keep their answers: one within
+  the margin is reported (``reason`` ``"collision: <part>"``; not reached).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..body import MARGIN, NAMES
+from ..collision import clearance, clearance_batch
+from ..geometry.clear import closest_clear, closest_clear_batch, unreachable_reason, unreachable_reasons
+from ..geometry.closest import closest
+from ..geometry.nearest import nearest
+from ..kinematics import forward, forward_batch
+from ..model import ArmModel
+from ..ops import ARRAY, SCALAR
+from .base import Run, SolverSpec
+
+#: Clearance short of the margin still counted clear (metres): the root finders' rounding at the boundary.
+EPS = 1e-9
+
+
+def check_single(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], run: Run,
+                 tol: float) -> Run:  # fmt: skip
+    """One answer through the body check (see the module docstring)."""
+    if not model.body:
+        if run.error <= tol or spec.own_answer:
+            return run
+        return run._replace(reason=unreachable_reason(model, target, q0))
+    q = model.clamp(run.q)
+    clr = clearance(model, q, model.body)
+    if clr.distance >= MARGIN - EPS:
+        if run.error <= tol or spec.own_answer:
+            return run
+        return run._replace(reason=unreachable_reason(model, target, q0))
+    if spec.own_answer:
+        return run._replace(reason=f"collision: {clr.part}")
+    near = nearest(model, list(target), list(q0), SCALAR)
+    if near.found:
+        nq = model.clamp(near.q)
+        err = float(np.linalg.norm(forward(model, nq) - np.asarray(target)))
+        if err <= tol:
+            return Run(list(nq), err, run.iterations, run.clamped, 0.0, True)
+    reason = unreachable_reason(model, target, q0)
+    best = _clear_toward(model, target, q0, reason)
+    return Run(list(best[0]), best[1], run.iterations, run.clamped, 0.0, True, reason)
+
+
+def _clear_toward(model: ArmModel, target: Sequence[float], q0: Sequence[float], reason: str) -> tuple:
+    """(angles, distance): the closest clear pose; where the body alone is in the way, the search toward it."""
+    if reason.startswith("collision"):
+        got = closest_clear(model, target, q0)
+        if got.found:
+            return got.angles, got.distance
+    best = closest(model, target, q0)
+    return best.angles, best.distance
+
+
+def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, run: Run, tol: float) -> Run:
+    """Many answers through the body check; ``run`` holds arrays (q (N, 5), error (N,), ...)."""
+    n = targets.shape[0]
+    reason = np.full(n, "", dtype=object)
+    q = np.clip(np.array(run.q, dtype=float), model.lower, model.upper)
+    err = np.array(run.error, dtype=float)
+    shortfall = None if run.shortfall is None else np.array(run.shortfall, dtype=float)
+    refined = None if run.refined is None else np.array(run.refined, dtype=bool)
+    clamped = None if run.clamped is None else np.array(run.clamped)
+    if model.body:
+        dist, part = clearance_batch(model, q, model.body)
+        hit = dist < MARGIN - EPS
+    else:
+        part, hit = np.zeros(n, dtype=int), np.zeros(n, dtype=bool)
+    if spec.own_answer:
+        for i in np.flatnonzero(hit):
+            reason[i] = f"collision: {NAMES[part[i]]}"
+        return Run(q, err, run.iterations, clamped, shortfall, refined, reason)
+    rows = np.flatnonzero(hit)
+    if rows.size:
+        near = nearest(model, [targets[rows, k] for k in range(3)], [q0[rows, i] for i in range(5)], ARRAY)
+        nq = np.clip(np.stack(np.broadcast_arrays(*near.q), axis=1), model.lower, model.upper)
+        nerr = np.linalg.norm(forward_batch(model, nq) - targets[rows], axis=1)
+        ok = np.broadcast_to(near.found, rows.shape) & (nerr <= tol)
+        q[rows[ok]], err[rows[ok]] = nq[ok], nerr[ok]
+        if refined is not None:
+            refined[rows] = True
+        if shortfall is not None:
+            shortfall[rows] = 0.0
+        rest = rows[~ok]
+        reason[rest] = unreachable_reasons(model, targets[rest], q0[rest])
+        body = np.array([r.startswith("collision") for r in reason[rest]], dtype=bool)
+        if body.any():  # the body alone is in the way: one search for all of them
+            got_q, got_d, got = closest_clear_batch(model, targets[rest[body]], q0[rest[body]])
+            q[rest[body][got]], err[rest[body][got]] = got_q[got], got_d[got]
+            body[body] = got
+        for i in rest[~body]:
+            q[i], err[i] = closest(model, targets[i], q0[i])[:2]
+    short = np.flatnonzero((err > tol) & (reason == ""))
+    reason[short] = unreachable_reasons(model, targets[short], q0[short])
+    return Run(q, err, run.iterations, clamped, shortfall, refined, reason)

@@ -1,0 +1,202 @@
+"""The motion a joint command makes, checked against the body, and a safe sequence where the direct one is not.
+
+``ALMotion.setAngles`` moves every joint from where it is toward its target
+at its own speed (``fractionMaxSpeed`` x the joint's maximum velocity), so
+joints with short moves arrive first: the path in joint space is a broken
+line, not the straight one, and an answer that is clear of the body can
+still be reached through it (the forearm swung across the chest, the elbow
+through the torso's side). :func:`sweep` samples that path densely enough for
+the body's margin and :func:`plan` finds a safe sequence of commands:
+
+1. the direct command, when its whole motion keeps :data:`SWEEP_MARGIN`;
+2. else the arm first swung out sideways (ShoulderRoll away from the body,
+   the elbow straightened), then moved, then brought in: one, two or three
+   commands, the quickest whose every motion is clear;
+3. else no sequence: :class:`Plan` with ``reason`` and no commands.
+
+Sampling (:func:`sweep`): no point of the arm moves more than :data:`REACH`
+times the joints' summed change, so the clearance between two checked
+postures is bounded below by theirs; the checks are placed so that a
+motion whose checked postures keep SWEEP_MARGIN keeps at least
+SWEEP_MARGIN - STEP / 2 everywhere, more than the robot's own protection
+margin (the stub's :data:`~nao_ik.body.STUB_MARGIN`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+from .body import Capsule
+from .collision import clearance
+from .model import ArmModel
+
+#: Clearance every sample of a commanded motion keeps from the body, metres (the answers themselves keep MARGIN).
+SWEEP_MARGIN = 0.0075
+#: Largest movement of any point of the arm between two samples, metres.
+STEP = 0.0025
+#: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.
+REACH = 0.25
+#: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
+OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
+
+
+class Sweep(NamedTuple):
+    """The clearance along one commanded motion.
+
+    Attributes:
+        clear: True where every sample keeps the required clearance.
+        distance: the smallest clearance along the motion, metres.
+        part: the body part at that sample (``""`` when none is near).
+        samples: how many postures were checked.
+    """
+
+    clear: bool
+    distance: float
+    part: str
+    samples: int
+
+
+class Plan(NamedTuple):
+    """The commands that take the arm from its posture to an answer.
+
+    Attributes:
+        commands: the postures to send in turn (the last one is the answer); empty when none is safe.
+        reason: ``""``, or why no sequence is safe (``"motion: crosses the torso"``).
+        seconds: the time the sequence takes at the given speed.
+    """
+
+    commands: list
+    reason: str
+    seconds: float
+
+
+class Motion:
+    """The motion setAngles makes from ``start`` to ``goal``, by the joints' summed change travelled.
+
+    Each joint moves at ``fraction`` x its maximum velocity until it arrives,
+    so the summed change travelled grows piecewise linearly in time; :meth:`at`
+    inverts it (pure Python: a few joints, a few breakpoints).
+
+    Args:
+        model: the arm (its joints' maximum velocities).
+        start, goal: five joint angles each.
+        fraction: ``fractionMaxSpeed`` of the command (the same for every joint).
+    """
+
+    def __init__(self, model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float):
+        self.start = [float(x) for x in start]
+        self.delta = [float(g) - s for s, g in zip(self.start, goal)]
+        self.speed = [j.max_velocity * fraction for j in model.joints]
+        self.length = sum(abs(d) for d in self.delta)  # the summed joint change, radians
+        # Breakpoints (time, summed change) where a joint arrives.
+        ends = sorted(abs(d) / v for d, v in zip(self.delta, self.speed))
+        self._knots, t, done = [(0.0, 0.0)], 0.0, 0.0
+        for end in ends:
+            rate = sum(v for d, v in zip(self.delta, self.speed) if abs(d) / v > t)
+            done += rate * (end - t)
+            t = end
+            self._knots.append((t, done))
+
+    def at(self, travelled: float) -> list:
+        """The posture once the joints' summed change reaches ``travelled`` (clipped to the motion)."""
+        if travelled >= self.length:
+            return [s + d for s, d in zip(self.start, self.delta)]
+        t = 0.0
+        for (t0, s0), (t1, s1) in zip(self._knots, self._knots[1:]):
+            if travelled <= s1:
+                t = t0 if s1 == s0 else t0 + (t1 - t0) * (travelled - s0) / (s1 - s0)
+                break
+        return [s + math.copysign(min(abs(d), v * t), d) for s, d, v in zip(self.start, self.delta, self.speed)]
+
+
+def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
+          body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """The clearance of the motion setAngles makes from ``start`` to ``goal``.
+
+    Conservative advancement: from a posture with clearance c, the next
+    posture checked is (c - required + STEP) / REACH of summed joint change
+    further on (no point of the arm moves more than REACH per radian), so a
+    motion far from the body takes a few checks and one near it a check
+    every STEP. A start already closer than SWEEP_MARGIN (the robot put
+    there by someone else) may move as long as it comes no closer than it is.
+
+    Args:
+        model: the arm.
+        start, goal: five joint angles each.
+        fraction: the command's ``fractionMaxSpeed``.
+        body: the shapes to keep clear of (default: the model's body).
+
+    Returns:
+        :class:`Sweep`.
+    """
+    shapes = model.body if body is None else tuple(body)
+    if not shapes:
+        return Sweep(True, math.inf, "", 0)
+    path = Motion(model, start, goal, fraction)
+    low = clearance(model, path.start, shapes)
+    need = min(SWEEP_MARGIN, low.distance) - 1e-9
+    travelled, samples, c = 0.0, 1, low
+    while travelled < path.length:
+        travelled = min(path.length, travelled + (max(c.distance - need, 0.0) + STEP) / REACH)
+        c = clearance(model, path.at(travelled), shapes)
+        samples += 1
+        if c.distance < low.distance:
+            low = c
+            if c.distance < need:
+                break
+    return Sweep(low.distance >= need, low.distance, low.part, samples)
+
+
+def seconds(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float) -> float:
+    """The time setAngles takes from ``start`` to ``goal``: the slowest joint's change over its speed."""
+    return max(abs(g - s) / (j.max_velocity * fraction) for s, g, j in zip(start, goal, model.joints))
+
+
+def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
+         body: Sequence[Capsule] | None = None) -> Plan:  # fmt: skip
+    """The quickest safe sequence of commands from ``start`` to ``goal`` (see the module docstring).
+
+    Args:
+        model: the arm.
+        start: the arm's posture now.
+        goal: the answer to reach (clear of the body by MARGIN).
+        fraction: the commands' ``fractionMaxSpeed``.
+        body: the shapes to keep clear of (default: the model's body).
+
+    Returns:
+        :class:`Plan`.
+    """
+    start, goal = [float(x) for x in start], [float(x) for x in goal]
+    direct = sweep(model, start, goal, fraction, body)
+    if direct.clear:
+        return Plan([goal], "", seconds(model, start, goal, fraction))
+    best: Plan | None = None
+    for route in _routes(model, start, goal):
+        legs = list(zip([start] + route[:-1], route))
+        if all(sweep(model, a, b, fraction, body).clear for a, b in legs):
+            took = sum(seconds(model, a, b, fraction) for a, b in legs)
+            if best is None or took < best.seconds:
+                best = Plan(route, "", took)
+    if best is not None:
+        return best
+    return Plan([], f"motion: the move crosses the {direct.part or 'body'} and no safe sequence was found", math.inf)
+
+
+def _routes(model: ArmModel, start: list, goal: list) -> list:
+    """Candidate sequences (each ends at ``goal``): via the start and/or the goal swung out sideways."""
+    routes = []
+    for roll in OUT_ROLLS:
+        a, b = _out(model, start, roll), _out(model, goal, roll)
+        routes += [[a, goal], [b, goal], [a, b, goal]]
+    return routes
+
+
+def _out(model: ArmModel, q: list, roll: float) -> list:
+    """``q`` with the upper arm swung out to ``roll`` from the body (never in) and the elbow straightened."""
+    s = -1.0 if model.is_right else 1.0
+    out = list(q)
+    out[1] = s * max(s * q[1], roll)
+    straight = model.upper[3] if s > 0 else model.lower[3]  # ElbowRoll nearest 0: the arm straight
+    out[3] = straight
+    return list(model.clamp(out))

@@ -1,0 +1,188 @@
+"""The arm never goes through the body: the body model, the distance function, and every method's answers."""
+
+import numpy as np
+import pytest
+
+import nao_ik
+from nao_ik.bench import sample_targets
+from nao_ik.body import BODY, LINKS, MARGIN, PARTS, STUB_MARGIN
+from nao_ik.collision import clearance, clearance_batch
+from nao_ik.model import ARMS, arm_model
+from nao_ik.nn.data import random_configurations
+from nao_ik.solvers import SOLVERS
+from sim_stub.body import REST, STAND
+from sim_stub.protection import arm_clearance
+
+#: Per arm: benchmark targets (FK of random in-limit configurations), a few hundred for the test's time.
+TARGETS = 80
+
+
+def _inside(points: np.ndarray, part: str, extra: float = 0.0) -> np.ndarray:
+    """(N,) True where a point lies inside a part's capsules grown by ``extra``."""
+    out = np.zeros(points.shape[0], dtype=bool)
+    for c in BODY:
+        if c.part != part:
+            continue
+        a, d = np.asarray(c.a), np.asarray(c.b) - np.asarray(c.a)
+        dd = float(d @ d)
+        u = np.zeros(points.shape[0]) if dd == 0 else np.clip((points - a) @ d / dd, 0.0, 1.0)
+        out |= np.linalg.norm(points - (a + u[:, None] * d), axis=1) < c.radius + extra
+    return out
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_ordinary_postures_are_clear(arm):
+    """Neutral, stretched forward (also rolled fully inward), raised, and the stub's stand and rest postures."""
+    m = arm_model(arm)
+    s = -1.0 if m.is_right else 1.0
+    inward = m.lower[1] if s > 0 else m.upper[1]
+    straight = m.upper[3] if s > 0 else m.lower[3]
+    postures = {
+        "neutral": m.neutral,
+        "forward": (0.0, 0.0, 0.0, straight, 0.0),
+        "forward, rolled in": (0.0, inward, 0.0, straight, 0.0),
+        "raised": (-1.5, 0.0, 0.0, straight, 0.0),
+        "stand": [STAND[n] for n in m.names],
+        "rest": [REST[n] for n in m.names],
+    }
+    for name, q in postures.items():
+        assert clearance(m, q).distance >= MARGIN, name
+
+
+def test_distance_functions_agree():
+    """Scalar and batch forms give the same numbers; the stub's sampled check (independent code) agrees
+    (0.2 mm where clear, 2 mm deep inside)."""
+    m = arm_model("LArm")
+    q = random_configurations(m, 400, np.random.default_rng(3), 0.0)
+    batch, part = clearance_batch(m, q)
+    single = [clearance(m, x) for x in q]
+    assert np.allclose(batch, [c.distance for c in single], atol=1e-12)
+    assert [PARTS[p] if p >= 0 else "" for p in part] == [c.part for c in single]
+    near = batch < 0.04
+    stub = np.array([arm_clearance("LArm", x)[0] for x in q[near]])
+    assert np.all(stub >= batch[near] - 1e-12)
+    assert np.all(np.where(batch[near] > 0.0, stub - batch[near] <= 2e-4, stub - batch[near] <= 2e-3))
+    assert (batch < 0).any() and (batch > MARGIN).any()  # the sample has both
+
+
+def test_a_hand_inside_a_part_is_caught():
+    """A configuration whose hand point lies inside a part is a collision with that part (or a nearer one)."""
+    m = arm_model("LArm")
+    q = random_configurations(m, 4000, np.random.default_rng(5), 0.0)
+    hands = nao_ik.kinematics.forward_batch(m, q)
+    dist, _ = clearance_batch(m, q)
+    for part in PARTS:
+        inside = _inside(hands, part)
+        assert inside.any(), part
+        assert np.all(dist[inside] < -LINKS[-1].radius + 1e-12), part
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_no_reached_answer_goes_through_the_body(arm):
+    """The benchmark's targets, every method (batch, and single solves of the targets inside the body)."""
+    m = arm_model(arm)
+    targets = sample_targets(arm, TARGETS, seed=11)
+    hands_in = np.zeros(len(targets), dtype=bool)
+    for part in PARTS:
+        hands_in |= _inside(targets, part)
+    assert hands_in.sum() >= 3
+    for method in SOLVERS:
+        b = nao_ik.solve_batch(targets, arm, method)
+        dist, _ = clearance_batch(m, b.angles)
+        assert not np.any(b.reached & (dist < 0.0)), method
+        if not SOLVERS[method].own_answer:
+            assert np.all(dist >= MARGIN - 1e-9), method
+        assert np.all(b.reason[b.reached] == ""), method
+        assert not b.reached[hands_in].any(), method
+        assert all(r.startswith("collision: ") for r in b.reason[hands_in]), method
+    for t in targets[hands_in][:2]:
+        for method in SOLVERS:
+            s = nao_ik.solve(t, arm, method)
+            assert not s.reached and s.reason.startswith("collision: "), (method, s.reason)
+            if not SOLVERS[method].own_answer:  # the papers' approximations report it (the reason), no more
+                assert clearance(m, s.angles).distance >= MARGIN - 1e-9, method
+
+
+@pytest.mark.parametrize("part", ["torso", "head", "thighs"])
+def test_just_outside_and_just_inside_the_margin(part):
+    """A target 2 mm outside a part's margin (hand radius + MARGIN) is reached, 2 mm inside it is not.
+
+    The hips have no such pair: every point just outside their margin is within the torso's or a
+    thigh's (the pelvis sits between them), see test_the_hips_are_shadowed_by_torso_and_thighs.
+    """
+    m = arm_model("LArm")
+    hand_r = LINKS[-1].radius
+    targets = sample_targets("LArm", 20000, seed=2)
+    band = _inside(targets, part, hand_r + MARGIN + 0.003) & ~_inside(targets, part, hand_r + MARGIN + 0.001)
+    tried = 0
+    for t in targets[band][:40]:
+        out = nao_ik.solve(t, m)
+        if not out.reached:
+            continue  # another link is in the way at every swivel: not this part's test
+        # The same point moved 4 mm toward the part: inside the margin of the hand's own capsule.
+        inward = _toward(t, part) * 0.004
+        inner = t + inward
+        assert _inside(inner[None], part, hand_r + MARGIN)[0]
+        got = nao_ik.solve(inner, m)
+        assert not got.reached and got.reason, (t, got.reason)
+        assert clearance(m, got.angles).distance >= MARGIN - 1e-9
+        tried += 1
+        if tried == 2:
+            break
+    assert tried, f"no reachable target just outside the {part}'s margin"
+
+
+def _toward(p: np.ndarray, part: str) -> np.ndarray:
+    """The unit direction from p toward the nearest axis point of a part."""
+    best = None
+    for c in BODY:
+        if c.part != part:
+            continue
+        a, d = np.asarray(c.a), np.asarray(c.b) - np.asarray(c.a)
+        dd = float(d @ d)
+        u = 0.0 if dd == 0 else min(max(float((p - a) @ d) / dd, 0.0), 1.0)
+        w = a + u * d - p
+        gap = np.linalg.norm(w) - c.radius
+        if best is None or gap < best[0]:
+            best = (gap, w / np.linalg.norm(w))
+    return best[1]
+
+
+def test_unreachable_reasons():
+    """Beyond the links' reach: out of reach; behind the shoulder within reach: joint limits; inside the head."""
+    m = arm_model("LArm")
+    far = nao_ik.solve([0.5, 0.3, 0.1], m)
+    assert not far.reached and far.reason == "out of reach"
+    behind = nao_ik.solve([-0.12, 0.12, 0.1], m)
+    assert not behind.reached and behind.reason in ("joint limits", "out of reach")
+    for s in (far, behind):
+        assert clearance(m, s.angles).distance >= MARGIN - 1e-9
+    assert nao_ik.solve([0.15, 0.12, 0.08], m).reason == ""
+
+
+def test_without_a_body_the_limits_alone_decide():
+    """A model with no body (``body=()``) answers through it, as before."""
+    m = arm_model("LArm")
+    targets = sample_targets("LArm", 400, seed=11)
+    inside = _inside(targets, "torso")
+    free = nao_ik.solve_batch(targets[inside], m._replace(body=()))
+    assert free.reached.all()
+    assert STUB_MARGIN < MARGIN
+
+
+def test_the_hips_are_shadowed_by_torso_and_thighs():
+    """Just inside the hips' margin nothing is reached; just outside it, the other links meet torso or thighs.
+
+    The pelvis sits between the torso and the thighs: of the benchmark's targets just outside its margin,
+    none is reached clear of the body (each is answered with a collision reason and a clear pose).
+    """
+    m = arm_model("LArm")
+    hand_r = LINKS[-1].radius
+    targets = sample_targets("LArm", 20000, seed=2)
+    band = _inside(targets, "hips", hand_r + MARGIN + 0.003) & ~_inside(targets, "hips", hand_r + MARGIN + 0.001)
+    outer = nao_ik.solve_batch(targets[band][:20], m)
+    assert band.any() and all(r.startswith("collision: ") for r in outer.reason)
+    assert np.all(clearance_batch(m, outer.angles)[0] >= MARGIN - 1e-9)
+    inner = targets[_inside(targets, "hips", hand_r + MARGIN - 0.002)][:20]
+    got = nao_ik.solve_batch(inner, m)
+    assert len(inner) and not got.reached.any() and all(r.startswith("collision: ") for r in got.reason)
