@@ -37,6 +37,8 @@ import numpy as np
 
 from . import validate
 from .api import DEFAULT_TOLERANCE, ArmLike, resolve_arm, resolve_method, solve
+from .body import MARGIN
+from .collision import clearance
 from .geometry.full_pose import pose_fast, pose_roots
 from .geometry.nearest import move_time
 from .geometry.pose import Rotation, rotation_from_angles
@@ -85,6 +87,8 @@ class PoseSolution(NamedTuple):
         clamped: joints clamped into the limits (rounding of the closed form only).
         position_error: distance over the selected position components, metres.
         rotation_error: length of the selected rotation-vector components, radians.
+        reason: ``""``, or why the pose is not reached where the body is the cause
+            (``"collision: <part>"``: the only answers found go through the body).
     """
 
     angles: tuple[float, ...]
@@ -97,6 +101,7 @@ class PoseSolution(NamedTuple):
     clamped: tuple[str, ...] = ()
     position_error: float = 0.0
     rotation_error: float = 0.0
+    reason: str = ""
 
 
 def check_axis_mask(value: Any) -> int:
@@ -161,12 +166,35 @@ def solve_pose(
         rotation_tolerance: orientation tolerance, radians.
 
     Returns:
-        A :class:`PoseSolution`, angles always finite and inside the limits.
+        A :class:`PoseSolution`, angles always finite and inside the limits;
+        where the model has a body (NAO's, by default), reached only when
+        the answer keeps the body's margin (else ``reason`` names the part).
 
     Raises:
         ValueError: a malformed argument, unknown arm or method.
     """
     model = resolve_arm(arm)
+    sol = _solve_pose(model, position6d, axis_mask, initial, method, weights, tolerance, rotation_tolerance)
+    if not model.body or sol.reason:
+        return sol
+    near = clearance(model, sol.angles, model.body)
+    if near.distance >= MARGIN - 1e-9:
+        return sol
+    if sol.reached and axis_mask == FULL_MASK:  # the other root of the closed form, where it is clear
+        pose = check_position6d(position6d)
+        p, r = pose[:3], rotation_from_angles(pose[3], pose[4], pose[5])
+        for root in pose_roots(model, p, r):
+            q = model.clamp(root.q)
+            pos, rot = _errors(residual(model, PoseTarget(p, r, DEFAULT_WEIGHTS), q)[0], FULL_MASK)
+            if pos <= tolerance and rot <= rotation_tolerance and clearance(model, q, model.body).distance >= MARGIN:
+                return sol._replace(angles=q, position_error=pos, error=pos, rotation_error=rot)
+    return sol._replace(reached=False, reason=f"collision: {near.part}")
+
+
+def _solve_pose(model: ArmModel, position6d: Sequence[float], axis_mask: int, initial: Sequence[float] | None,
+                method: str, weights: Sequence[float] | None, tolerance: float, rotation_tolerance: float
+                ) -> PoseSolution:  # fmt: skip
+    """:func:`solve_pose` on the arm's limits (the body is checked by the caller)."""
     pose = check_position6d(position6d)
     if (
         axis_mask == FULL_MASK and type(axis_mask) is int and method == "analytic" and weights is None
@@ -179,7 +207,7 @@ def solve_pose(
                        rotation_tolerance)  # fmt: skip
         if exact is not None:
             q, pos, rot = exact
-            return _tuple_new(PoseSolution, (q, _names(model), True, pos, 0, method, model.arm, (), pos, rot))
+            return _tuple_new(PoseSolution, (q, _names(model), True, pos, 0, method, model.arm, (), pos, rot, ""))
     mask = check_axis_mask(axis_mask)
     tol = validate.positive(tolerance, "tolerance")
     rtol = validate.positive(rotation_tolerance, "rotation_tolerance")

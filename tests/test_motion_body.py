@@ -126,3 +126,22 @@ def test_a_path_into_the_torso_stops_before_it(awake, arm):
     hands = forward_batch(arm_model(arm), np.array(r["angles"]))
     assert np.all(s * hands[:, 1] > 0.0)  # never across the middle
     assert not r["completed"]
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_poses_through_the_body_are_not_reached(arm):
+    """Full poses of random configurations: an answer within the body's margin is never `reached`; the poses of
+    configurations inside it are answered with the part's name."""
+    model = arm_model(arm)
+    q = random_configurations(model, 600, np.random.default_rng(21), 0.0)
+    q[:, 4] = np.random.default_rng(22).uniform(model.lower[4], model.upper[4], len(q))
+    dist, _ = clearance_batch(model, q)
+    inside = 0
+    for x, d in zip(q, dist):
+        sol = nao_ik.solve_pose(nao_ik.forward_pose(x, arm), arm, 63)
+        gap = clearance(model, sol.angles, model.body).distance
+        assert not sol.reached or gap >= 0.010 - 1e-9
+        if d < -0.01:  # deep inside: no clear configuration has this pose
+            inside += 1
+            assert not sol.reached and sol.reason.startswith("collision: ")
+    assert inside >= 10

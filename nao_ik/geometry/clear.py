@@ -42,7 +42,7 @@ RAYS = tuple(d for d in itertools.product((-1.0, 0.0, 1.0), repeat=3) if sum(map
 #: Steps along each ray (metres) and how many; bisections of the first clear step.
 STEP = 0.02
 STEPS = 8
-BISECT = 7
+BISECT = 5
 
 
 class Clear(NamedTuple):
@@ -118,12 +118,11 @@ def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, ba
     out_q = allq.reshape(m, k, 5)[np.arange(m), pick]
     found_any = hit.any(axis=1)
     out_q = np.where(found_any[:, None], out_q, q0)
-    # The configuration there nearest the start (the sampled swivel where the search misses it).
-    p = forward_batch(model, out_q)
-    near = nearest(model, [p[:, i] for i in range(3)], [q0[:, i] for i in range(5)], ARRAY)
-    nq = np.clip(np.stack(np.broadcast_arrays(*near.q), axis=1), model.lower, model.upper)
-    use = np.broadcast_to(near.found, (m,)) & found_any
-    out_q = np.where(use[:, None], nq, out_q)
+    # There, the sampled clear configuration with the shortest move from the start.
+    rows = np.flatnonzero(found_any)
+    if rows.size:
+        ok, nq = sampled_clear(model, forward_batch(model, out_q[rows]), q0[rows, 4], q0[rows])
+        out_q[rows[ok]] = nq[ok]
     return out_q, np.linalg.norm(forward_batch(model, out_q) - targets, axis=1), found_any
 
 

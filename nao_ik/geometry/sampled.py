@@ -25,10 +25,12 @@ SWIVELS = 24
 LIMIT_SLACK = 1e-9
 
 
-def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
 
-    SWIVELS swivels on both ElbowRoll branches; the angles are the clearest allowed one.
+    SWIVELS swivels on both ElbowRoll branches; the angles are the clearest allowed one, or with ``q0``
+    (N, 5) the clear one with the shortest move from it (:func:`~nao_ik.geometry.nearest.move_time`).
     """
     n = pts.shape[0]
     phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
@@ -44,6 +46,10 @@ def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray) -> tuple[
         if inside.size:  # the body's clearance only where the limits allow
             m[inside] = clearance_batch(model, qa[inside], model.body)[0] - MARGIN
         m, qa = m.reshape(n, SWIVELS), qa.reshape(n, SWIVELS, 5)
+        if q0 is not None:  # rank the clear ones by move time instead (a clear one always beats a blocked one)
+            speed = np.array([j.max_velocity for j in model.joints])
+            seconds = (np.abs(qa - np.asarray(q0)[:, None, :]) / speed).max(axis=2)
+            m = np.where(m >= 0.0, 1e3 - seconds, m)
         j = m.argmax(axis=1)
         mj = m[np.arange(n), j]
         take = mj > best_m
