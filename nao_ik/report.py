@@ -267,6 +267,7 @@ def workspace(size: Size, out: Path) -> None:
             image = ax.imshow(np.log10(np.maximum(err_mm, 1e-4)).reshape(gx.shape), origin="lower", cmap="viridis",
                               extent=(xs[0], xs[-1], ys[0], ys[-1]), vmin=-4, vmax=2, aspect="equal")  # fmt: skip
             ax.plot(model.shoulder[0], model.shoulder[1], "r+")
+            ax.contour(gx, gy, _inside_body(pts).reshape(gx.shape), levels=[0.5], colors="w", linewidths=0.8)
             ax.set_xticks([])
             ax.set_yticks([])
             if i == 0:
@@ -274,9 +275,23 @@ def workspace(size: Size, out: Path) -> None:
             if j == 0:
                 ax.set_ylabel(f"z = {z:.2f} m", fontsize=9)
     fig.colorbar(image, ax=axes, shrink=0.6, label="log10(error / mm)")
-    fig.suptitle(f"Where each method misses: {ARM}, slices of FRAME_TORSO (x right, y up; + is the shoulder)")
+    fig.suptitle(f"Where each method misses: {ARM}, slices of FRAME_TORSO (x right, y up; + is the shoulder, "
+                 "white: NAO's body)")  # fmt: skip
     fig.savefig(out / "workspace.png", dpi=80)
     plt.close(fig)
+
+
+def _inside_body(pts: np.ndarray) -> np.ndarray:
+    """(N,) True where a point lies inside one of the body's capsules (:data:`nao_ik.body.BODY`)."""
+    from .body import BODY
+
+    inside = np.zeros(len(pts), dtype=bool)
+    for c in BODY:
+        a, d = np.asarray(c.a), np.subtract(c.b, c.a)
+        dd = float(d @ d)
+        u = np.zeros(len(pts)) if dd == 0.0 else np.clip((pts - a) @ d / dd, 0.0, 1.0)
+        inside |= np.linalg.norm(pts - (a + u[:, None] * d), axis=1) < c.radius
+    return inside
 
 
 def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:

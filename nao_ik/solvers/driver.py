@@ -144,7 +144,7 @@ def _closest_single(
         return run._replace(shortfall=0.0)
     best = closest(model, target, q0)
     if run.error > best.distance + REFINE:
-        return Run(list(best.angles), best.distance, run.iterations, run.clamped, 0.0, True)
+        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True)
     return run._replace(shortfall=max(float(run.error) - best.distance, 0.0))
 
 
