@@ -9,6 +9,7 @@ robot round trip as the client sees it.
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from typing import Any, Callable, NamedTuple, Sequence
@@ -20,12 +21,13 @@ REACH_METHODS = ("analytic", "dls", "nn")
 
 
 class CallCost(NamedTuple):
-    """One row: a call's median client-side time and its ratio to ALMotion.getAngles."""
+    """One row: a call's median client-side time, its ratio to ALMotion.getAngles, the median solve inside it."""
 
     call: str
     median_us: float
     ratio: float
     calls: int
+    solve_us: float  # NaN for the calls that solve nothing
 
 
 def measure(ik: Any, motion: Any, rounds: int = 300) -> list[CallCost]:
@@ -48,16 +50,26 @@ def measure(ik: Any, motion: Any, rounds: int = 300) -> list[CallCost]:
     for m in REACH_METHODS:
         calls[f"NaoArmIK.reachTo ({m})"] = lambda k, m=m: ik.reachTo(*TARGETS[k % len(TARGETS)], m)
     times: dict[str, list[float]] = {c: [] for c in calls}
+    solves: dict[str, list[float]] = {c: [] for c in calls}
     for fn in calls.values():  # warm up: connections, caches, the networks' first use
         for k in range(3):
             fn(k)
     for k in range(rounds):
         for label, fn in calls.items():
             t0 = time.perf_counter()
-            fn(k)
+            answer = fn(k)
             times[label].append(time.perf_counter() - t0)
+            if isinstance(answer, dict) and "solveTimeMs" in answer:
+                solves[label].append(answer["solveTimeMs"] * 1e3)
     base = statistics.median(times["ALMotion.getAngles"])
-    return [CallCost(c, statistics.median(t) * 1e6, statistics.median(t) / base, len(t)) for c, t in times.items()]
+    return [
+        CallCost(c, statistics.median(t) * 1e6, statistics.median(t) / base, len(t), _median(solves[c]))
+        for c, t in times.items()
+    ]
+
+
+def _median(values: list) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 def reach_ratio(rows: Sequence[CallCost]) -> float:
@@ -68,7 +80,10 @@ def reach_ratio(rows: Sequence[CallCost]) -> float:
 def format_costs(rows: Sequence[CallCost], latency_ms: float) -> str:
     """A markdown table of a measurement, with the robot's simulated latency in its title."""
     title = f"client-side cost per call, medians of {rows[0].calls} calls each, robot latency {latency_ms:g} ms:"
-    lines = [title, "", "| call (client side) | µs | x getAngles |", "|---|---|---|"]
-    lines += [f"| {r.call} | {r.median_us:,.0f} | {r.ratio:.2f} |" for r in rows]
+    lines = [title, "", "| call (client side) | µs | x getAngles | of which the solve (µs) |", "|---|---|---|---|"]
+    lines += [
+        f"| {r.call} | {r.median_us:,.0f} | {r.ratio:.2f} | {'' if math.isnan(r.solve_us) else f'{r.solve_us:,.0f}'} |"
+        for r in rows
+    ]
     lines += ["", f"reachTo / getAngles ratio (worst method): {reach_ratio(rows):.2f}"]
     return "\n".join(lines)
