@@ -81,6 +81,7 @@ SPECS: dict[str, Spec] = {
     "computeAngles": Spec(("arm", "x", "y", "z", "method")),
     "computeAllSolutions": Spec(("arm", "x", "y", "z")),
     "trackPath": Spec(("arm", "points", "method")),
+    "trackPathWithSpeed": Spec(("arm", "points", "method", "fractionMaxSpeed")),
     "setSpeed": Spec(("fraction",)),
     "stopPath": Spec(("arm",)),
     "reachToPose": Spec(("arm", "position6D", "axisMask", "method")),

@@ -10,8 +10,9 @@ last one) a thread re-reads them every ALMotion control cycle (20 ms).
 The age of a reading is counted from the moment it was asked for (so it is
 never underestimated); a call takes the cached reading only if it is at most
 :data:`MAX_AGE` (two control cycles) old, else it reads the robot itself.
-When the robot's round trip alone exceeds that age, the polling is useless
-and stops for :data:`SLOW_PAUSE` seconds; every call then reads fresh.
+When the robot's round trip alone exceeds that age (:data:`SLOW_COUNT` times
+in a row), the polling is useless and stops for :data:`SLOW_PAUSE` seconds;
+every call then reads fresh.
 A failed reading drops the cache: the next call reads fresh and gets the
 robot's error itself.
 """
@@ -30,8 +31,9 @@ CYCLE = 0.02
 MAX_AGE = 2 * CYCLE
 #: Seconds the polling goes on after the last call.
 WARM = 2.0
-#: Seconds the polling pauses after a round trip longer than MAX_AGE.
+#: Seconds the polling pauses after SLOW_COUNT round trips in a row longer than MAX_AGE.
 SLOW_PAUSE = 5.0
+SLOW_COUNT = 3
 
 
 class Reading(NamedTuple):
@@ -59,6 +61,7 @@ class SensedCache:
         self._reading: Reading | None = None
         self._warm_until = 0.0
         self._slow_until = 0.0
+        self._slow_count = 0
         self._poller: threading.Thread | None = None
         self._closed = threading.Event()
 
@@ -103,7 +106,11 @@ class SensedCache:
             if self._reading is None or self._reading.asked < asked:
                 self._reading = reading
         if time.monotonic() - asked > self._max_age:
-            self._slow_until = time.monotonic() + SLOW_PAUSE
+            self._slow_count += 1
+            if self._slow_count >= SLOW_COUNT:
+                self._slow_until, self._slow_count = time.monotonic() + SLOW_PAUSE, 0
+        else:
+            self._slow_count = 0
         return reading
 
     def _ensure_poller(self, now: float) -> None:

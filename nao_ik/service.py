@@ -166,6 +166,13 @@ class NaoArmIK:
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def trackPathWithSpeed(self, arm: Any, points: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``trackPath`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("trackPathWithSpeed", (arm, points, method, fractionMaxSpeed))
+        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
+        return self._submit("trackPathWithSpeed", lambda job, end: self._track(a["arm"], a, job, end), extra)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
         """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
 
@@ -437,6 +444,7 @@ class NaoArmIK:
     @_private
     def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
+        speed = a.get("fractionMaxSpeed", self._speed)
         channel = self._arms[arm]
         channel.take(job, _left(end))
         try:
@@ -456,7 +464,7 @@ class NaoArmIK:
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
-                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+                self._motion.call("setAngles", names, q, speed, budget=_left(end))
                 done = time.monotonic()
                 sent += 1
         finally:
