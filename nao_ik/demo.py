@@ -80,7 +80,7 @@ def run_demo(
         server = qi.Session()
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
-        register(server)
+        service, _ = register(server)
         user = qi.Session()
         user.connect(robot.url)
         ik = user.service("NaoArmIK")
@@ -126,6 +126,7 @@ def run_demo(
                 time.sleep(view_wait)
             viewer.stop()
         motion.rest()
+        service.close()  # its reader of the arms stops before the sessions close
         user.close()
         server.close()
     table = format_table(rows)
