@@ -51,11 +51,12 @@ from .body import MARGIN
 from .collision import clearance, posture_body
 from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
-from .motion_link import MOTION_TIMEOUT, MotionLink, reply_limits
+from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
 from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
 from .qilog import ServiceLog
-from .sweep import plan, sweep
+from .sensed import SensedCache
+from .sweep import Plan, plan, sweep
 from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
@@ -104,7 +105,10 @@ class NaoArmIK:
         self._speed = validate.speed(speed)
         self._budget = validate.positive(call_budget, "call_budget")
         self._models: dict[str, ArmModel] = {}
-        self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._models.clear)
+        self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._new_motion)
+        self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names] + HIPS)
+        self._sent = {arm: Unanswered(self._motion) for arm in ARMS}  # the arms' commands not answered yet
+        self._aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
         self._arms = {arm: ArmChannel(arm) for arm in ARMS}
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
@@ -123,6 +127,15 @@ class NaoArmIK:
         """Move the named arm ("LArm" or "RArm") to (x, y, z)."""
         a = self._decode("reachToWithArm", (arm, x, y, z, method))
         return self._submit("reachToWithArm", lambda job, end: self._reach(a["arm"], a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def reachToWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``reachToWithArm`` at this call's own fraction of the joints' maximum speed, in [0.01, 1].
+
+        The service's default (``setSpeed``) is left alone: callers do not change each other's speed.
+        """
+        a = self._decode("reachToWithSpeed", (arm, x, y, z, method, fractionMaxSpeed))
+        return self._submit("reachToWithSpeed", lambda job, end: self._reach(a["arm"], a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def computeAngles(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> Any:
@@ -163,6 +176,13 @@ class NaoArmIK:
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def trackPathWithSpeed(self, arm: Any, points: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``trackPath`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("trackPathWithSpeed", (arm, points, method, fractionMaxSpeed))
+        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
+        return self._submit("trackPathWithSpeed", lambda job, end: self._track(a["arm"], a, job, end), extra)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
         """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
 
@@ -174,6 +194,14 @@ class NaoArmIK:
         """
         a = self._decode("reachToPose", (arm, position6D, axisMask, method))
         return self._submit("reachToPose", lambda job, end: self._reach_pose(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def reachToPoseWithSpeed(  # noqa: N803 (qi names)
+        self, arm: Any, position6D: Any, axisMask: Any, method: Any, fractionMaxSpeed: Any
+    ) -> Any:
+        """``reachToPose`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("reachToPoseWithSpeed", (arm, position6D, axisMask, method, fractionMaxSpeed))
+        return self._submit("reachToPoseWithSpeed", lambda job, end: self._reach_pose(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
@@ -187,7 +215,7 @@ class NaoArmIK:
         a = self._decode("getPose", (arm,))
 
         def work(job: Job, end: float) -> list:
-            model, current = self._arm_state(a["arm"], motors=False, end=end)
+            model, current = self._arm_state(a["arm"], motors=False, end=end, fresh=True)
             return [float(v) for v in forward_pose(current, model)]
 
         return self._submit("getPose", work)
@@ -222,6 +250,7 @@ class NaoArmIK:
     def close(self, timeout: float = 5.0) -> None:
         """Stop every path, refuse new calls, and wait (at most ``timeout`` s) for running calls."""
         self._closing.set()
+        self._sensed.close()
         for channel in self._arms.values():
             channel.stop("the service is stopping", timeout)
         self._workers.shutdown(wait=False, cancel_futures=True)
@@ -283,13 +312,16 @@ class NaoArmIK:
         if move:
             self._arms[arm].take(job, _left(end))
         try:
+            if move:
+                self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=move, end=end)
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve(target, model, name, initial=start)
             solve_ms = (time.perf_counter() - t0) * 1e3
+            what = f"{name} for {target}"
             safe, clamped, change, seconds, commands = self._command(
-                model, sol.angles, start, move, end, f"{name} for {target}", job
+                model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job
             )
         finally:
             if move:
@@ -319,37 +351,48 @@ class NaoArmIK:
             "refined": bool(sol.refined),
             # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>".
             "reason": str(sol.reason),
-            # The commands the move takes: 1 direct; 2 or 3 when the direct motion would cross the body and the
-            # arm is first swung out; 0 (computeAngles only) when no safe motion from the current posture exists.
+            # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
+            # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
+            # 0 (computeAngles only) when no safe motion from the current posture exists.
             "commands": int(commands),
         }
 
     @_private
     def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
-                 job: Job | None = None) -> tuple:  # fmt: skip
+                 speed: float | None = None, job: Job | None = None) -> tuple:  # fmt: skip
         """The last line of defence before setAngles, and the commands themselves when moving.
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
         the body's margin (``model.body``: NAO's body at its posture and the other arm) is never sent;
         the motion to it is checked (:func:`nao_ik.sweep.plan`): where the direct motion would cross
         the body, the arm is first swung out (the sequence's commands are sent in turn, each after the
-        arm reached the one before); where no safe sequence exists, nothing is sent.
+        arm reached the one before; a later call on the arm ends the sequence); where no safe sequence
+        exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
+        (:meth:`_send`); ``speed`` is its fractionMaxSpeed (default: the service's).
 
         Returns:
             (angles sent, names of the joints clamped, largest joint change in rad, seconds the move
             takes (setAngles moves each joint at fractionMaxSpeed of its own maximum velocity), the
             number of commands of the move (0: no safe one)).
         """
+        speed = self._speed if speed is None else speed
         angles = [float(q) for q in angles]
         if not all(math.isfinite(q) for q in angles):
             raise RuntimeError(f"{what} produced a non-finite angle; nothing sent")
         safe = list(model.clamp(angles))
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = max(abs(q - q0) for q, q0 in zip(safe, start))
-        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / speed
         if model.body:
             near = clearance(model, safe, model.body)
-            route = plan(model, start, safe, self._speed) if near.distance >= MARGIN - 1e-6 else None
+            route = plan(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
+            aim = self._aim.get(model.arm)
+            if route is not None and route.commands and aim is not None and _apart(aim, start):
+                # The arm may still be moving toward the last command: the new motion starts somewhere between
+                # the reading and that posture, so its first leg must be clear from both.
+                if not sweep(model, aim, route.commands[0], speed).clear:
+                    route = Plan([], "motion: the arm is still moving toward its last command, and from there the "
+                                 "new one would cross the body", route.seconds)  # fmt: skip
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
@@ -359,29 +402,56 @@ class NaoArmIK:
         else:
             route = None
         commands = [safe] if route is None else route.commands
-        if move:
-            names = list(model.names)
-            for k, q in enumerate(commands):
-                if time.monotonic() > end:
-                    raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
-                if k:
-                    self._arrive(names, commands[k - 1], job, end)
-                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
-        return safe, clamped, change, seconds, len(commands)
+        if not move:
+            return safe, clamped, change, seconds, len(commands)
+        names, sent = list(model.names), 0
+        for k, q in enumerate(commands):
+            if time.monotonic() > end:
+                raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
+            if k and not self._arrive(names, commands[k - 1], job, end):
+                break  # a later call took the arm: it commands from where the arm is
+            self._send(model.arm, names, q, speed, end)
+            sent += 1
+        return safe, clamped, change, seconds, sent
 
     @_private
-    def _arrive(self, names: list, via: list, job: Job | None, end: float) -> None:
-        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture)."""
+    def _arrive(self, names: list, via: list, job: Job | None, end: float) -> bool:
+        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture).
+
+        Returns:
+            False where the job was stopped first (a later call took the arm).
+        """
         while True:
-            now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
+            now, _ = self._sensed.read(names, _left(end), fresh=True)
             if max(abs(a - b) for a, b in zip(now, via)) <= ARRIVED:
-                return
+                return True
             if job is not None and job.stop.wait(CYCLE):
-                raise RuntimeError(f"stopped on the way to the swung-out posture: {job.reason}")
-            if job is None:
-                time.sleep(CYCLE)
+                return False
             if time.monotonic() > end:
                 raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
+
+    @_private
+    def _send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
+        """``setAngles`` without waiting for ALMotion's answer; its failure reaches the arm's next call.
+
+        Safe because the angles are checked already and the arm's commands stay in order (one job
+        at a time sends on an arm, over one connection). The arm's next call first checks the
+        answers (:meth:`_settle`).
+        """
+        pending = self._motion.start("setAngles", names, angles, speed, budget=_left(end))
+        failed = self._motion.failure(pending)  # refused at once (ALMotion gone): this caller hears it
+        if failed:
+            raise RuntimeError(failed)
+        self._sent[arm].add(pending)
+        self._aim[arm] = list(angles)
+
+    @_private
+    def _settle(self, arm: str, end: float) -> None:
+        """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
+        try:
+            self._sent[arm].check(_left(end))
+        except RuntimeError as e:
+            raise RuntimeError(f"an earlier command to {arm} failed, so this one was not sent: {e}") from None
 
     @_private
     def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
@@ -396,13 +466,15 @@ class NaoArmIK:
         if move:
             self._arms[arm].take(job, _left(end))
         try:
+            if move:
+                self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=move, end=end)
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve_pose(pose, model, mask, initial=start, method=method)
             solve_ms = (time.perf_counter() - t0) * 1e3
             safe, clamped, change, seconds, commands = self._command(
-                model, sol.angles, start, move, end, f"{method} for {list(pose)}", job
+                model, sol.angles, start, move, end, f"{method} for {list(pose)}", a.get("fractionMaxSpeed"), job
             )
         finally:
             if move:
@@ -435,9 +507,11 @@ class NaoArmIK:
     @_private
     def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
+        speed = a.get("fractionMaxSpeed", self._speed)
         channel = self._arms[arm]
         channel.take(job, _left(end))
         try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             names = list(model.names)
             track = track_path(a["points"], model, name, initial=start)
@@ -454,7 +528,8 @@ class NaoArmIK:
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
-                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+                self._motion.call("setAngles", names, q, speed, budget=_left(end))
+                self._aim[arm] = list(q)
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -477,9 +552,16 @@ class NaoArmIK:
 
     @_private
     def _path_blocked(self, model: ArmModel, start: Any, path: list) -> tuple | None:
-        """(index of the first point not to send, why) where a point or the motion to it meets the body; None."""
+        """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
+
+        The motion to the first point is checked from the reading and, where the arm may still be moving
+        toward the last command, from that posture too.
+        """
         if not model.body:
             return None
+        aim = self._aim.get(model.arm)
+        if path and aim is not None and _apart(aim, start) and not sweep(model, aim, path[0], self._speed).clear:
+            return 0, "motion: the arm is still moving toward its last command; from there the path crosses the body"
         prev = list(start)
         for k, q in enumerate(path):
             near = clearance(model, q, model.body)
@@ -492,35 +574,36 @@ class NaoArmIK:
         return None
 
     @_private
-    def _arm_state(self, arm: str, motors: bool, end: float) -> tuple:
+    def _arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:
         """The arm's model with the robot's limits and the body at the robot's posture, and its sensed angles.
 
-        One ``getAngles`` reads the arm, the other arm and the hips: the model's body
+        The angles are at most two control cycles old (:mod:`nao_ik.sensed`), read now with ``fresh``.
+        With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
+        cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
+        The same reading has the other arm and the hips: the model's body
         (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links.
-        With ``motors``, first refuse an arm whose motors are off.
         """
         model = self._model(arm, end)
         other = self._model(OTHER_ARM[arm], end)
         names = list(model.names)
-        if motors:
-            self._check_motors(arm, names, end)
         read = names + list(other.names) + HIPS
-        sensed = self._motion.numbers("getAngles", read, True, count=len(read), budget=_left(end))
-        start = model.clamp(sensed[:5])
+        current, stiff = self._sensed.read(read, _left(end), fresh)
+        if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
+            # Off in a cached reading: read again before refusing (a wakeUp may have come since).
+            current, stiff = self._sensed.read(read, _left(end), fresh=True)
+        if motors:
+            _check_motors(arm, names, stiff[:5])
+        start = model.clamp(current[:5])
         if model.body:
-            body = posture_body((sensed[10], sensed[11]), (other, other.clamp(sensed[5:10])))
+            body = posture_body((current[10], current[11]), (other, other.clamp(current[5:10])))
             model = model._replace(body=body)
         return model, start
 
     @_private
-    def _check_motors(self, arm: str, names: list, end: float) -> None:
-        stiff = self._motion.numbers("getStiffnesses", names, count=len(names), budget=_left(end))
-        off = [n for n, s in zip(names, stiff) if not s > 0.0]
-        if off:
-            raise RuntimeError(
-                f"{arm} motors are off (stiffness 0 on {', '.join(off)}): "
-                "call ALMotion.wakeUp() or setStiffnesses first"
-            )
+    def _new_motion(self) -> None:
+        """A new ALMotion: its limits and readings are read again; commands sent to the old one are forgotten."""
+        self._models.clear()
+        self._sensed.invalidate()
 
     @_private
     def _all(self, arm: str, target: tuple, end: float) -> dict:
@@ -553,8 +636,22 @@ class NaoArmIK:
         return model
 
 
+def _check_motors(arm: str, names: list, stiffness: list) -> None:
+    """Refuse an arm whose motors are off (the service does not switch them on by itself)."""
+    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
+    if off:
+        raise RuntimeError(
+            f"{arm} motors are off (stiffness 0 on {', '.join(off)}): call ALMotion.wakeUp() or setStiffnesses first"
+        )
+
+
 def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
+
+
+def _apart(a: list, b: Any) -> bool:
+    """True where two postures differ by more than ARRIVED in some joint."""
+    return max(abs(x - y) for x, y in zip(a, b)) > ARRIVED
 
 
 def _left(end: float) -> float:

@@ -11,8 +11,6 @@ from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
 from nao_ik.sweep import STEP, SWEEP_MARGIN, Motion, plan, sweep
 
-from .qi_fixtures import awake, stack  # noqa: F401 (fixtures)
-
 #: A start with the forearm down beside the hip and a target in front of the chest (found by a search over
 #: random postures): the direct setAngles motion to the answer takes the forearm through the torso.
 CROSSING_START = [1.864, 0.259, 1.065, -1.446, 0.0]
@@ -62,13 +60,13 @@ def test_plan_goes_around_a_crossing():
     assert all(sweep(m, a, b, 1.0).clear for a, b in legs)
 
 
-def _put(stack, names: list, angles: list) -> None:
+def _put(robot, names: list, angles: list) -> None:
     """Put the simulated arm at ``angles`` (the stub's protection off for the move), protection back on."""
-    stack.stub.setCollisionProtectionEnabled("Arms", False)
-    stack.motion.setAngles(names, angles, 1.0)
-    stack.wait_still(names)
-    stack.stub.setCollisionProtectionEnabled("Arms", True)
-    stack.stub.clearRecordedCommands()
+    robot.stub.setCollisionProtectionEnabled("Arms", False)
+    robot.motion.setAngles(names, angles, 1.0)
+    robot.wait_still(names)
+    robot.stub.setCollisionProtectionEnabled("Arms", True)
+    robot.stub.clearRecordedCommands()
 
 
 def test_the_service_sends_the_safe_sequence(awake):
