@@ -39,31 +39,11 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
+from .scalar_nearest import BOUNDARY, DERIV, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar_nearest import nearest as nearest_scalar
+from .scalar_swivel import arm
+from .scalar_swivel import circle as scalar_circle
 from .swivel import Circle, at, circle, margin_at, swivel_angle, take
-
-#: Swivels tried around the circle (step 1).
-RING = 24
-#: Best local minima of the ring refined (step 2).
-SEEDS = 2
-#: Linear-minimax steps (step 2) and the relative step of their derivative.
-STEPS = 6
-DERIV = 1e-7
-#: Regula-falsi iterations for a boundary (step 3).
-BOUNDARY = 12
-#: Start's hand within this distance of the target (metres): local search only.
-NEAR = 0.01
-#: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
-NARROW = 0.3
-#: Boundaries nearest the start's swivel tried when the start's own swivel is not allowed.
-BOUNDARIES = 4
-#: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
-#: and the first step past it (in sqrt-swivel units).
-FOLD = 0.05
-FOLD_START = 1e-4
-#: Folds this close to the start's swivel (radians) are searched past.
-FOLD_REACH = 0.5
-#: Joint-limit slack that counts as inside (rounding at a boundary).
-SLACK = 1e-9
 
 INF = float("inf")
 
@@ -112,29 +92,16 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     Returns:
         :class:`Nearest`.
     """
+    if ops is SCALAR:
+        q, phi, cost, found, _, _ = nearest_scalar(model, t, q0)
+        return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
     c = circle(model, t, q0[4], ops)
     ch = chain(model, q0, ops)
     phi0 = swivel_angle(model, c, ch.origins[2], ops)
     spacing = 2.0 * math.pi / RING
-    count = RING
-    if ops is SCALAR:
-        h = ch.hand
-        if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
-            count = 1
     # Both ElbowRoll branches where the second can be inside the limits.
     branches = (0, 1) if ops.any(second_branch(model, c, ops)) else (0,)
-    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in branches]
-    blocked = _all([r[0][1] == INF for r in ring])  # the start's own swivel is not allowed
-    if count == 1 and blocked:
-        # Near the start but its swivel is not allowed (the start sits on a
-        # limit): the exact intervals, whose ends include the nearest.
-        q, phi, cost = _nearest_boundary(model, c, q0, phi0, branches)
-        if cost == INF:
-            q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
-        if cost < INF:
-            return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
-        ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
-                for b, r in zip(branches, ring)]  # fmt: skip
+    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(RING)] for b in branches]
     best = None
     for q, phi, cost, branch in [s for b, r in zip(branches, ring) for s in _seeds(r, phi0, spacing, ops, b)]:
         run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops, branch)
@@ -148,81 +115,15 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     # A branch whose ring has no allowed swivel may still have an allowed
     # interval narrower than the ring's spacing (near a limit, or the second
     # branch's thin region): where a ring point was close to allowed, start
-    # from the exact intervals' ends and middles too.
+    # from the exact intervals' ends and middles too (the scalar search, per target).
     close = [_lowest([x[2] for x in r], ops) < NARROW for r in ring]
     missed = close[0] & (cost == INF)
     if len(ring) > 1:
         missed = missed | ((cost == INF) | close[1]) & (ring[1][0][1] == INF)
     missed = c.reachable & missed
     if ops.any(missed):
-        q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
-    if ops is SCALAR:
-        if blocked and c.reachable:
-            # The start's swivel is not allowed: the nearest may lie at the end
-            # of an interval narrower than the ring's spacing next to it.
-            q, phi, cost = _narrow_one(model, t, q0, c, (q, phi, cost))
-        if len(branches) > 1:  # folds are where the two branches meet
-            q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
+        q, phi, cost = _narrow(model, t, q0, (q, phi, cost), missed)
     return Nearest(q, phi, cost, cost < INF, c)
-
-
-def _nearest_boundary(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple) -> tuple:
-    """From the allowed-set boundaries nearest the start's swivel (closed form), refined (scalar)."""
-    from .intervals import boundary_swivels
-
-    cands = sorted(boundary_swivels(model, c), key=lambda p: abs(math.remainder(p - phi0, 2.0 * math.pi)))
-    best = ([0.0] * 5, phi0, INF)
-    for phi in cands[:BOUNDARIES]:
-        for b in branches:
-            q, cost, _ = _cost(model, c, phi, q0, SCALAR, b)
-            if cost < best[2]:
-                best = _refine(model, c, q0, q, phi, cost, 0.5 * math.pi / RING, SCALAR, b)
-    return best
-
-
-def _folds(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, best: tuple) -> tuple:
-    """Try the continuations past the folds near the start's swivel and past the answer's own."""
-    from .intervals import fold_swivels
-
-    best = _past_fold(model, c, q0, best)
-    for phi in fold_swivels(model, c):
-        if abs(math.remainder(phi - phi0, 2.0 * math.pi)) < FOLD_REACH:
-            best = _past_fold(model, c, q0, best, phi)
-    return best
-
-
-def _past_fold(model: ArmModel, c: Circle, q0: Sequence[float], best: tuple, fold: float | None = None) -> tuple:
-    """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
-
-    The linear steps in phi crawl there (an unbounded derivative), so the
-    search continues in x with phi = phi_f +- x^2, in which the angles are
-    smooth, on both branches (they meet at the fold).
-    """
-    phi = best[1] if fold is None else fold
-    r0, _ = margin_at(model, c, phi, SCALAR, 0)
-    r1, _ = margin_at(model, c, phi, SCALAR, 1)
-    if abs(r0[3] - r1[3]) > FOLD:
-        return best
-    for sign in (1.0, -1.0):
-        for branch in (0, 1):
-            x, radius = FOLD_START, math.sqrt(2.0 * math.pi / RING)
-            qx, cx, _ = _cost(model, c, phi + sign * x * x, q0, SCALAR, branch)
-            if cx == INF:
-                continue
-            for _ in range(2 * STEPS):
-                xd = x + DERIV
-                qd, _ = at(model, c, phi + sign * xd * xd, SCALAR, branch)
-                nx = max(x + _minimax_step(model, qx, qd, q0, radius, SCALAR), 0.0)
-                qn, cn, _ = _cost(model, c, phi + sign * nx * nx, q0, SCALAR, branch)
-                if cn < cx:
-                    x, qx, cx = nx, qn, cn
-                else:
-                    radius *= 0.5
-                if radius < 1e-9:
-                    break
-            if cx < best[2]:
-                best = (qx, phi + sign * x * x, cx)
-    return best
 
 
 def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
@@ -237,13 +138,6 @@ def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
     return (hi >= -s - 1e-12) if lo + hi < 0.0 else (lo <= -s + 1e-12)
 
 
-def _all(flags: list) -> Any:
-    out = flags[0]
-    for f in flags[1:]:
-        out = out & f
-    return out
-
-
 def _lowest(values: list, ops: Ops) -> Any:
     out = values[0]
     for v in values[1:]:
@@ -251,31 +145,18 @@ def _lowest(values: list, ops: Ops) -> Any:
     return out
 
 
-def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], c: Circle, best: tuple, rows: Any, ops: Ops):
+def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, rows: np.ndarray) -> tuple:
     """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
-    if ops is SCALAR:
-        return _narrow_one(model, t, q0, c, best)
+    k = arm(model)
     q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
     phi, cost = (np.array(np.broadcast_to(x, rows.shape)) for x in best[1:])
     for i in np.flatnonzero(rows):
         ti = [float(x[i]) for x in t]
         q0i = [float(np.broadcast_to(x, rows.shape)[i]) for x in q0]
-        qi, phi[i], cost[i] = _narrow_one(model, ti, q0i, circle(model, ti, q0i[4]), ([0.0] * 5, 0.0, INF))
+        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i).narrow(([0.0] * 5, 0.0, INF))
         for j in range(5):
             q[j][i] = qi[j]
     return q, phi, cost
-
-
-def _narrow_one(model: ArmModel, t: Sequence[float], q0: Sequence[float], c: Circle, best: tuple) -> tuple:
-    from .intervals import all_intervals
-
-    for branch, ivs in enumerate(all_intervals(model, t, q0[4])):
-        for lo, hi in ivs:
-            for phi in (lo, 0.5 * (lo + hi), hi):
-                q, cost, _ = _cost(model, c, phi, q0, SCALAR, branch)
-                if cost < best[2]:
-                    best = _refine(model, c, q0, q, phi, cost, 0.5 * (hi - lo), SCALAR, branch)
-    return best
 
 
 def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
