@@ -92,6 +92,11 @@ class Search(object):
         """One branch's point at swivel phi."""
         return self.both(phi)[branch]
 
+    def angles(self, phi, branch):
+        """One branch's joint angles at swivel phi (no margin, no move time: for a derivative)."""
+        q1, q2, e0, r0, e1, r1, _ = configurations(self.k, self.c, phi)
+        return (q1, q2, e1, r1) if branch else (q1, q2, e0, r0)
+
     def margin(self, phi, branch):
         """The signed distance to the limits (and the extra constraint) at swivel phi."""
         return -self.both(phi)[branch][2]
@@ -107,7 +112,7 @@ class Search(object):
         for _ in range(STEPS):
             if radius <= 1e-9:
                 break
-            qd = self.point(phi + DERIV, branch)[0]
+            qd = self.angles(phi + DERIV, branch)
             delta = self.minimax(q, qd, radius)
             if abs(delta) < CONVERGED:
                 break
@@ -125,30 +130,46 @@ class Search(object):
     def minimax(self, q, qd, radius):
         """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
 
-        The function is convex and piecewise linear in delta; its minimum is at
-        a breakpoint: where one term is zero, where two terms are equal in size,
-        or at the trust region's ends.
+        The function is the upper envelope of the lines +-(a_j + b_j delta),
+        convex: its minimum is where a rising line meets a falling one, and
+        every such pair meets at or below it (the pair's own V has its lowest
+        point there), so the pair meeting highest gives the minimum. Outside
+        the trust region, its nearer end.
         """
         w, q0 = self.k.w, self.q0
-        a0, a1, a2, a3 = ((q[j] - q0[j]) * w[j] for j in range(4))
-        b0, b1, b2, b3 = ((qd[j] - q[j]) * (w[j] / DERIV) for j in range(4))
-        a, b = (a0, a1, a2, a3), (b0, b1, b2, b3)
-        cands = [-radius, radius]
+        rising, falling = [], []
         for j in range(4):
-            bj, aj = b[j], a[j]
-            cands.append(-aj / (bj if abs(bj) > 1e-12 else 1e-12))
-            for m in range(j + 1, 4):
-                den = bj - b[m]
-                cands.append((a[m] - aj) / (den if abs(den) > 1e-12 else 1e-12))
-                den = bj + b[m]
-                cands.append((-a[m] - aj) / (den if abs(den) > 1e-12 else 1e-12))
-        best_d, best_f = 0.0, INF
-        for d in cands:
-            d = -radius if d < -radius else radius if d > radius else d
-            f = max(abs(a0 + b0 * d), abs(a1 + b1 * d), abs(a2 + b2 * d), abs(a3 + b3 * d))
-            if f < best_f:
-                best_d, best_f = d, f
-        return best_d
+            a = (q[j] - q0[j]) * w[j]
+            b = (qd[j] - q[j]) * (w[j] / DERIV)
+            if b > 0.0:
+                rising.append((a, b))
+                falling.append((-a, -b))
+            elif b < 0.0:
+                rising.append((-a, -b))
+                falling.append((a, b))
+            else:  # a level line bounds both sides
+                rising.append((abs(a), 0.0))
+                falling.append((abs(a), 0.0))
+        top = 0.0
+        for ap, bp in rising:
+            for an, bn in falling:
+                den = bp - bn
+                # two level lines: the higher bounds the minimum, anywhere
+                h = ap + bp * ((an - ap) / den) if den > 1e-12 else ap if ap > an else an
+                if h > top:
+                    top = h
+        # Every delta where no line exceeds that minimum; the one nearest the current swivel.
+        lo, hi = -INF, INF
+        for a, b in rising:
+            if b > 0.0:
+                hi = min(hi, (top - a) / b)
+        for a, b in falling:
+            if b < 0.0:
+                lo = max(lo, (top - a) / b)
+        d = 0.0 if lo <= 0.0 <= hi else lo if lo > 0.0 else hi
+        if lo > hi:  # rounding
+            d = 0.5 * (lo + hi)
+        return -radius if d < -radius else radius if d > radius else d
 
     def boundary(self, inside, outside, branch):
         """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
@@ -224,7 +245,7 @@ class Search(object):
                     continue
                 for _ in range(2 * STEPS):
                     xd = x + DERIV
-                    qd = self.point(phi + sign * xd * xd, branch)[0]
+                    qd = self.angles(phi + sign * xd * xd, branch)
                     nx = max(x + self.minimax(qx, qd, radius), 0.0)
                     qn, cn, _ = self.point(phi + sign * nx * nx, branch)
                     if cn < cx:

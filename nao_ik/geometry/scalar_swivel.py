@@ -44,7 +44,7 @@ class Arm(object):
         flip: True where ElbowRoll's range is positive (the right arm): the roots swap.
     """
 
-    __slots__ = ("model", "s", "ux", "uy", "l1", "p", "cp", "sp", "fx", "hz", "lo", "hi", "w", "flip")
+    __slots__ = ("model", "s", "ux", "uy", "l1", "il1", "p", "cp", "sp", "fx", "hz", "lo", "hi", "w", "flip")
 
     def __init__(self, model):
         joints = model.joints
@@ -52,6 +52,7 @@ class Arm(object):
         self.s = tuple(float(x) for x in joints[0].offset)
         self.ux, self.uy = float(joints[2].offset[0]), float(joints[2].offset[1])
         self.l1 = math.hypot(self.ux, self.uy)
+        self.il1 = 1.0 / self.l1
         self.p = math.atan2(self.uy, self.ux)
         self.cp, self.sp = math.cos(self.p), math.sin(self.p)
         self.fx = float(joints[4].offset[0]) + float(model.hand_offset[0])
@@ -88,8 +89,8 @@ class Circle(object):
         wm: the held WristYaw's margin to its limits.
     """
 
-    __slots__ = ("n", "u", "v", "a", "r", "hand", "f", "wrist", "reachable", "an", "ru", "rv", "fl", "rf", "sf",
-                 "wm")  # fmt: skip
+    __slots__ = ("n", "u", "v", "a", "r", "hand", "f", "wrist", "reachable", "an", "ru", "rv", "fl", "rf", "irf",
+                 "sf", "pi_fz", "hs", "wm")  # fmt: skip
 
 
 def circle(k, t, wrist):
@@ -132,6 +133,8 @@ def circle(k, t, wrist):
     c.reachable = short <= d_raw <= long_
     c.an, c.ru, c.rv = (a * nx, a * ny, a * nz), (r * ux, r * uy, r * uz), (r * vx, r * vy, r * vz)
     c.fl, c.rf, c.sf = l2, math.sqrt(f0 * f0 + f1 * f1), math.atan2(f1, f0)
+    c.irf, c.pi_fz = 1.0 / c.rf, math.copysign(_PI, f2)
+    c.hs = (d * nx, d * ny, d * nz)
     c.wm = min(wrist - k.lo[4], k.hi[4] - wrist)
     return c
 
@@ -149,44 +152,44 @@ def configurations(k, c, phi):
     v0 = an[0] + cph * ru[0] + sph * rv[0]
     v1 = an[1] + cph * ru[1] + sph * rv[1]
     v2 = an[2] + cph * ru[2] + sph * rv[2]
-    # Shoulder (recovery.shoulder_solution).
+    # Shoulder (recovery.shoulder_solution); |E - S| = L1 on the circle.
     rho = math.sqrt(v0 * v0 + v2 * v2)
-    length = math.sqrt(rho * rho + v1 * v1)
-    sa = v1 / (length if length > 1e-12 else 1e-12)
-    sa = -1.0 if sa < -1.0 else 1.0 if sa > 1.0 else sa
+    sa = v1 * k.il1
+    if sa < -1.0 or sa > 1.0:
+        sa = -1.0 if sa < 0.0 else 1.0
     q2 = math.asin(sa) - k.p
     q1 = math.atan2(-v2, v0)
-    ca = math.sqrt(max(1.0 - sa * sa, 0.0))
+    ca = math.sqrt(1.0 - sa * sa)
     c2, s2 = ca * k.cp + sa * k.sp, sa * k.cp - ca * k.sp
     if rho < 1e-300:
         c1, s1 = 1.0, 0.0
     else:
         c1, s1 = v0 / rho, -v2 / rho
-    # Elbow (recovery.elbow_angles): g = (Ry(q1) Rz(q2))^T (H - E).
-    h, s = c.hand, k.s
-    w0, w1, w2 = h[0] - s[0] - v0, h[1] - s[1] - v1, h[2] - s[2] - v2
-    gx = c1 * c2 * w0 + s2 * w1 - s1 * c2 * w2
-    gy = -c1 * s2 * w0 + c2 * w1 + s1 * s2 * w2
+    # Elbow (recovery.elbow_angles): g = (Ry(q1) Rz(q2))^T (H - E); |g| = |f| on the circle.
+    h = c.hs
+    w0, w1, w2 = h[0] - v0, h[1] - v1, h[2] - v2
+    t0 = c1 * w0 - s1 * w2
+    gx = c2 * t0 + s2 * w1
+    gy = c2 * w1 - s2 * t0
     gz = s1 * w0 + c1 * w2
-    gl = math.sqrt(gx * gx + gy * gy + gz * gz)
-    rf = c.rf
-    cosine = gx * (c.fl / ((gl if gl > 1e-12 else 1e-12) * rf))
+    cosine = gx * c.irf
     excess = abs(cosine) - 1.0
     if excess > 0.0:
         cosine = -1.0 if cosine < 0.0 else 1.0
     else:
         excess = 0.0
     a = math.acos(cosine)
-    rsa = rf * math.sqrt(max(1.0 - cosine * cosine, 0.0))
+    yaw = math.atan2(c.f[2], c.rf * math.sqrt(1.0 - cosine * cosine))
     base = math.atan2(gz, gy)
-    fz, sf = c.f[2], c.sf
+    # ElbowYaw = base - atan2(f_z, -+r sin a) for ElbowRoll = -+a - s; atan2(f_z, -x) = +-pi - atan2(f_z, x).
+    sf = c.sf
+    e_neg = base - (c.pi_fz - yaw)
+    e_pos = base - yaw
     if k.flip:
-        r0, r1, y0, y1 = a - sf, -a - sf, rsa, -rsa
+        r0, r1, e0, e1 = a - sf, -a - sf, e_pos, e_neg
     else:
-        r0, r1, y0, y1 = -a - sf, a - sf, -rsa, rsa
-    e0 = base - math.atan2(fz, y0)
+        r0, r1, e0, e1 = -a - sf, a - sf, e_neg, e_pos
     e0 = e0 - _TWO_PI if e0 > _PI else e0 + _TWO_PI if e0 <= -_PI else e0
-    e1 = base - math.atan2(fz, y1)
     e1 = e1 - _TWO_PI if e1 > _PI else e1 + _TWO_PI if e1 <= -_PI else e1
     return q1, q2, e0, r0, e1, r1, excess
 
