@@ -186,14 +186,17 @@ def circle_intervals(k, c):
     if not cands:
         return tuple([(-math.pi, math.pi)] if _allowed(k, c, 0.0)[b] else [] for b in (0, 1))
     n = len(cands)
-    arcs, points = ([], []), ([], [])
-    # Both branches in one evaluation: the arcs' middles and the candidates themselves.
+    # Both branches in one evaluation: the arcs' middles, then the candidates between two excluded arcs (a
+    # candidate beside an allowed arc is that arc's end whatever its own state).
+    arcs = ([], [])
     for i in range(n):
-        hi = cands[i + 1] if i + 1 < n else cands[0] + 2.0 * math.pi
-        for out, phi in ((arcs, 0.5 * (cands[i] + hi)), (points, cands[i])):
-            ok = _allowed(k, c, phi)
-            out[0].append(ok[0])
-            out[1].append(ok[1])
+        ok = _allowed(k, c, 0.5 * (cands[i] + (cands[i + 1] if i + 1 < n else cands[0] + 2.0 * math.pi)))
+        arcs[0].append(ok[0])
+        arcs[1].append(ok[1])
+    points = ([False] * n, [False] * n)
+    for i in range(n):
+        if not (arcs[0][i] or arcs[0][i - 1]) or not (arcs[1][i] or arcs[1][i - 1]):
+            points[0][i], points[1][i] = _allowed(k, c, cands[i])
     return tuple(_assemble(cands, arcs[b], points[b]) for b in (0, 1))
 
 
