@@ -39,7 +39,7 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
-from .scalar_nearest import BOUNDARY, DERIV, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, NARROW, RING, SEEDS, SLACK, STEPS, Search
 from .scalar_nearest import nearest as nearest_scalar
 from .scalar_swivel import arm
 from .scalar_swivel import circle as scalar_circle
@@ -192,33 +192,48 @@ def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list
 def _refine(
     model: ArmModel, c: Circle, q0: Sequence[Any], q: list, phi: Any, cost: Any, radius: float, ops: Ops, branch: int
 ):
-    """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring)."""
-    found = cost < INF
-    radius = radius + 0.0 * phi
+    """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring), arrays.
+
+    Each step works on the rows still moving only: a row leaves once its trust
+    region is below 1e-9 rad or its step below CONVERGED (as the scalar search).
+    """
+    n = np.shape(phi)[0]
+    q = [np.array(np.broadcast_to(x, (n,)), dtype=float) for x in q]
+    phi, cost = (np.array(np.broadcast_to(x, (n,)), dtype=float) for x in (phi, cost))
+    q0 = [np.broadcast_to(x, (n,)) for x in q0]
+    radius = np.full(n, float(radius))
+    active = np.flatnonzero(cost < INF)
     for _ in range(STEPS):
-        if not ops.any(found & (radius > 1e-9)):
+        active = active[radius[active] > 1e-9]
+        if not active.size:
             break
-        qd, _ = at(model, c, phi + DERIV, ops, branch)
-        step = phi + _minimax_step(model, q, qd, q0, radius, ops)
-        q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
-        outside = found & (cost_new == INF)
-        if ops is SCALAR and outside:
-            step = _boundary(model, c, phi, step, ops, branch)
-            q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
-        elif ops is not SCALAR and outside.any():  # only the rows that left the allowed swivels
+        cr, q0r, pa = take(c, active), [x[active] for x in q0], phi[active]
+        qd, _ = at(model, cr, pa + DERIV, ops, branch)
+        delta = _minimax_step(model, [x[active] for x in q], qd, q0r, radius[active], ops)
+        moving = np.abs(delta) >= CONVERGED
+        active, delta, pa = active[moving], delta[moving], pa[moving]
+        if not active.size:
+            break
+        cr, q0r = take(c, active), [x[active] for x in q0]
+        step = pa + delta
+        q_new, cost_new, _ = _cost(model, cr, step, q0r, ops, branch)
+        q_new = [np.array(np.broadcast_to(x, active.shape)) for x in q_new]
+        cost_new = np.array(np.broadcast_to(cost_new, active.shape))
+        outside = cost_new == INF
+        if outside.any():  # only the rows that left the allowed swivels
             rows = np.flatnonzero(outside)
-            cr, q0r = take(c, rows), [np.broadcast_to(x, outside.shape)[rows] for x in q0]
-            phi_b = _boundary(model, cr, phi[rows], step[rows], ops, branch)
-            qb, cost_b, _ = _cost(model, cr, phi_b, q0r, ops, branch)
-            q_new = [np.array(np.broadcast_to(x, outside.shape)) for x in q_new]
-            cost_new, step = np.array(np.broadcast_to(cost_new, outside.shape)), np.array(step)
+            cb, q0b = take(cr, rows), [x[rows] for x in q0r]
+            phi_b = _boundary(model, cb, pa[rows], step[rows], ops, branch)
+            qb, cost_b, _ = _cost(model, cb, phi_b, q0b, ops, branch)
             for j in range(5):
                 q_new[j][rows] = qb[j]
             cost_new[rows], step[rows] = cost_b, phi_b
-        better = found & (cost_new < cost)
-        q = ops.where_list(better, q_new, q)
-        cost, phi = ops.where(better, cost_new, cost), ops.where(better, step, phi)
-        radius = ops.where(better, radius, 0.5 * radius)
+        better = cost_new < cost[active]
+        rows = active[better]
+        for j in range(5):
+            q[j][rows] = q_new[j][better]
+        cost[rows], phi[rows] = cost_new[better], step[better]
+        radius[active[~better]] *= 0.5
     return q, phi, cost
 
 
@@ -253,21 +268,32 @@ def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequ
 
 
 def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, branch: int) -> Any:
-    """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
-    lo, hi = inside, outside
-    f_lo = margin_at(model, c, lo, ops, branch)[1] + SLACK
-    f_hi = margin_at(model, c, hi, ops, branch)[1] + SLACK
-    side = 0.0 * lo
+    """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin (arrays).
+
+    A row stops once its bracket is narrower than BRACKET or its point is on
+    the boundary to the slack's resolution (as the scalar search).
+    """
+    lo, hi = np.array(inside, dtype=float), np.array(outside, dtype=float)
+    f_lo = np.array(np.broadcast_to(margin_at(model, c, lo, ops, branch)[1] + SLACK, lo.shape))
+    f_hi = np.array(np.broadcast_to(margin_at(model, c, hi, ops, branch)[1] + SLACK, lo.shape))
+    side = np.zeros(lo.shape)
+    active = np.arange(lo.shape[0])
     for _ in range(BOUNDARY):
-        den = f_lo - f_hi
-        x = lo + f_lo * (hi - lo) / ops.where(den != 0.0, den, 1.0)
+        active = active[np.abs(hi[active] - lo[active]) >= BRACKET]
+        if not active.size:
+            break
+        la, ha, fl, fh = lo[active], hi[active], f_lo[active], f_hi[active]
+        den = fl - fh
+        x = la + fl * (ha - la) / np.where(den != 0.0, den, 1.0)
         # Keep the secant strictly inside the bracket (else bisect).
-        x = ops.where((x - lo) * (x - hi) < 0.0, x, 0.5 * (lo + hi))
-        fx = margin_at(model, c, x, ops, branch)[1] + SLACK
+        x = np.where((x - la) * (x - ha) < 0.0, x, 0.5 * (la + ha))
+        fx = np.broadcast_to(margin_at(model, take(c, active), x, ops, branch)[1] + SLACK, x.shape)
         ok = fx >= 0.0
+        sa = side[active]
         # Illinois: halve the value kept at the end that did not move twice in a row.
-        f_hi = ops.where(ok, ops.where(side > 0.0, 0.5 * f_hi, f_hi), fx)
-        f_lo = ops.where(ok, fx, ops.where(side < 0.0, 0.5 * f_lo, f_lo))
-        lo, hi = ops.where(ok, x, lo), ops.where(ok, hi, x)
-        side = ops.where(ok, 1.0, -1.0)
+        f_hi[active] = np.where(ok, np.where(sa > 0.0, 0.5 * fh, fh), fx)
+        f_lo[active] = np.where(ok, fx, np.where(sa < 0.0, 0.5 * fl, fl))
+        lo[active], hi[active] = np.where(ok, x, la), np.where(ok, ha, x)
+        side[active] = np.where(ok, 1.0, -1.0)
+        active = active[~(ok & (fx < SLACK))]  # on the boundary to the slack's resolution
     return lo
