@@ -23,10 +23,21 @@ Near the start (the start's hand within NEAR of the target, as when a path is
 followed) step 1 uses the start's swivel alone: for a small move the nearest
 solution continues the start's own swivel.
 
-Written elementwise (:mod:`nao_ik.ops`): the same code answers one target
-with Python floats and many with numpy arrays. A target with no allowed swivel
-on the ring is returned with ``found = False`` for the caller to resolve
+One target runs in plain Python floats (:mod:`nao_ik.geometry.scalar_nearest`,
+the common subset of Python 2.7 and 3 with no numpy: both ElbowRoll branches
+from one evaluation, and the folds and the blocked start handled there); many
+targets run here, elementwise on numpy arrays (:mod:`nao_ik.ops`), each
+refinement and boundary step on the rows still moving only, the rows the ring
+missed handed to the scalar search. The search's constants live in
+``scalar_nearest``. A target with no allowed swivel on the ring is returned
+with ``found = False`` for the caller to resolve
 (:func:`nao_ik.geometry.intervals.all_intervals` is exact there).
+
+Cost, and why the ring stays: a bench target from the neutral posture takes
+about 38 configuration evaluations (the ring's 24, about 13 in refinement, a
+few for the exact intervals); fewer ring swivels miss basins (measured on 800
+random start/target pairs against 0.05-degree sampling: 7 answers more than
+1e-5 s farther with 24 swivels, 16 with 12, 49 with 8).
 """
 
 from __future__ import annotations

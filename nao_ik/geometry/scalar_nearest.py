@@ -50,6 +50,9 @@ FOLD = 0.05
 FOLD_START = 1e-4
 #: Folds this close to the start's swivel (radians) are searched past.
 FOLD_REACH = 0.5
+#: Offsets (radians) from the start's swivel tried, in turn on each side, where an extra constraint blocks it
+#: (its edge is no closed-form boundary).
+BESIDE = tuple(0.004 * 2.0**i for i in range(8))
 
 _TWO_PI = 2.0 * math.pi
 
@@ -208,6 +211,19 @@ class Search(object):
                     best = self.refine(q, phi, cost, 0.5 * math.pi / RING, b)
         return best
 
+    def beside(self, phi0, branches, best):
+        """The first allowed swivel at growing offsets on each side of the start's, refined."""
+        for b in branches:
+            for sign in (1.0, -1.0):
+                for off in BESIDE:
+                    q, cost, _ = self.point(phi0 + sign * off, b)
+                    if cost < INF:
+                        run = self.refine(q, phi0 + sign * off, cost, off, b)
+                        if run[2] < best[2]:
+                            best = run
+                        break
+        return best
+
     def narrow(self, best):
         """The nearest configuration from the exact intervals' ends and middles, refined."""
         for branch, ivs in enumerate(circle_intervals(self.k, self.c)):
@@ -306,6 +322,8 @@ def nearest(model, t, q0, extra=None):
         # Near the start but its swivel is not allowed (the start sits on a limit): the exact intervals,
         # whose ends include the nearest.
         best = search.nearest_boundary(phi0, branches)
+        if extra is not None:
+            best = search.beside(phi0, branches, best)
         if best[2] == INF:
             best = search.narrow(([0.0] * 5, phi0, INF))
         if best[2] < INF:
