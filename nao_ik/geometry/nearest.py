@@ -244,7 +244,8 @@ def _refine(
         for j in range(5):
             q[j][rows] = q_new[j][better]
         cost[rows], phi[rows] = cost_new[better], step[better]
-        radius[active[~better]] *= 0.5
+        worse = active[~better]  # halve the step that failed (a shorter radius alone could repeat it)
+        radius[worse] = 0.5 * np.minimum(radius[worse], np.abs(delta[~better]))
     return q, phi, cost
 
 

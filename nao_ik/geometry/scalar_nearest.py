@@ -30,7 +30,7 @@ RING = 24
 #: Best local minima of the ring refined (step 2).
 SEEDS = 2
 #: Linear-minimax steps (step 2) and the relative step of their derivative.
-STEPS = 6
+STEPS = 8
 DERIV = 1e-7
 #: A minimax step shorter than this (radians of swivel) ends the refinement: the linearised move time is at its
 #: minimum (the move time it could still gain is below 1e-8 s even where a joint turns 100x faster than the swivel).
@@ -112,10 +112,12 @@ class Search(object):
         """
         if cost == INF:
             return q, phi, cost
+        qd = None
         for _ in range(STEPS):
             if radius <= 1e-9:
                 break
-            qd = self.angles(phi + DERIV, branch)
+            if qd is None:  # the derivative where the search stands (unchanged after a failed step)
+                qd = self.angles(phi + DERIV, branch)
             delta = self.minimax(q, qd, radius)
             if abs(delta) < CONVERGED:
                 break
@@ -125,9 +127,9 @@ class Search(object):
                 step = self.boundary(phi, step, branch)
                 q_new, cost_new, _ = self.point(step, branch)
             if cost_new < cost:
-                q, cost, phi = q_new, cost_new, step
-            else:
-                radius *= 0.5
+                q, cost, phi, qd = q_new, cost_new, step, None
+            else:  # halve the step that failed (a shorter radius alone could repeat it)
+                radius = 0.5 * min(radius, abs(delta))
         return q, phi, cost
 
     def minimax(self, q, qd, radius):
