@@ -57,6 +57,8 @@ from .scalar_swivel import circle as scalar_circle
 from .swivel import Circle, at, circle, margin_at, swivel_angle, take
 
 INF = float("inf")
+#: Rows at most this many left in a batch boundary search finish in the scalar one.
+HANDOFF = 8
 
 
 class Nearest(NamedTuple):
@@ -240,6 +242,9 @@ def _refine(
                 q_new[j][rows] = qb[j]
             cost_new[rows], step[rows] = cost_b, phi_b
         better = cost_new < cost[active]
+        # Standing on the boundary (it gave the swivel back): every shorter step leaves it too.
+        stuck = outside & (np.abs(step - pa) < BRACKET) & ~better
+        radius[active[stuck]] = 0.0
         rows = active[better]
         for j in range(5):
             q[j][rows] = q_new[j][better]
@@ -292,7 +297,12 @@ def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, b
     active = np.arange(lo.shape[0])
     for _ in range(BOUNDARY):
         active = active[np.abs(hi[active] - lo[active]) >= BRACKET]
-        if not active.size:
+        if active.size <= HANDOFF:  # a few slow rows: numpy's per-call cost would dominate
+            k = arm(model)
+            for i in active:
+                ci = scalar_circle(k, [float(np.broadcast_to(x, lo.shape)[i]) for x in c.hand],
+                                   float(np.broadcast_to(c.wrist, lo.shape)[i]))  # fmt: skip
+                lo[i] = Search(k, ci, [0.0] * 5).boundary(float(lo[i]), float(hi[i]), branch)
             break
         la, ha, fl, fh = lo[active], hi[active], f_lo[active], f_hi[active]
         den = fl - fh

@@ -125,6 +125,8 @@ class Search(object):
             q_new, cost_new, _ = self.point(step, branch)
             if cost_new == INF:
                 step = self.boundary(phi, step, branch)
+                if abs(step - phi) < BRACKET:  # standing on the boundary: every shorter step leaves it too
+                    break
                 q_new, cost_new, _ = self.point(step, branch)
             if cost_new < cost:
                 q, cost, phi, qd = q_new, cost_new, step, None
