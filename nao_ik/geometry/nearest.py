@@ -33,11 +33,9 @@ missed handed to the scalar search. The search's constants live in
 with ``found = False`` for the caller to resolve
 (:func:`nao_ik.geometry.intervals.all_intervals` is exact there).
 
-Cost, and why the ring stays: a bench target from the neutral posture takes
-about 38 configuration evaluations (the ring's 24, about 13 in refinement, a
-few for the exact intervals); fewer ring swivels miss basins (measured on 800
-random start/target pairs against 0.05-degree sampling: 7 answers more than
-1e-5 s farther with 24 swivels, 16 with 12, 49 with 8).
+Cost, and why the ring stays: most of a solve's configuration evaluations are
+the ring's RING swivels (refinement and the exact intervals add a few); a
+coarser ring misses more of the basins a finer sampling finds.
 """
 
 from __future__ import annotations
