@@ -40,6 +40,13 @@ import math
 
 from .scalar_swivel import SLACK, arm, circle, configurations, margins, swivel_angle
 
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, List, Sequence, Tuple  # noqa: F401
+
+    from .scalar_swivel import Arm, Circle  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 Interval = tuple  # (start, end), radians, -pi <= start <= end <= pi
 
 __all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "fold_swivels", "swivel_intervals"]
@@ -65,6 +72,7 @@ def _trig_roots(alpha, beta, gamma):
 
 
 def boundary_swivels(k, c):
+    # type: (Arm, Circle) -> List[float]
     """Every swivel (radians) at which some joint meets a limit, on circle ``c``.
 
     Args:
@@ -101,6 +109,7 @@ def boundary_swivels(k, c):
 
 
 def fold_swivels(k, c):
+    # type: (Arm, Circle) -> List[float]
     """The swivels where the two ElbowRoll roots meet (q4 = -s or pi - s, the hand offset's angle s).
 
     There the angles vary as the square root of the swivel's distance (a fold
@@ -114,6 +123,7 @@ def fold_swivels(k, c):
 
 
 def _hand(k, c):
+    # type: (Arm, Circle) -> Tuple[Tuple[float, float, float], float]
     """(the hand relative to the shoulder, (|D|^2 - L1^2 - L2^2) / 2)."""
     s = k.s
     d = (c.hand[0] - s[0], c.hand[1] - s[1], c.hand[2] - s[2])
@@ -121,6 +131,7 @@ def _hand(k, c):
 
 
 def _elbow_pairs(k, c, rolls):
+    # type: (Arm, Circle, Sequence[float]) -> List[Tuple[float, float]]
     """(ElbowYaw, ElbowRoll) pairs with the given ElbowRolls that keep the hand at the target's distance."""
     ux, uy = k.ux, k.uy
     fx, fy, fz = c.f
@@ -133,6 +144,7 @@ def _elbow_pairs(k, c, rolls):
 
 
 def _elbows(k, q3, q4, f, d):
+    # type: (Arm, float, float, Sequence[float], Sequence[float]) -> List[Tuple[float, float, float]]
     """Elbow points of the configurations with this ElbowYaw and ElbowRoll whose hand is at S + d."""
     ux, uy = k.ux, k.uy
     c3, s3 = math.cos(q3), math.sin(q3)
@@ -157,6 +169,7 @@ def _elbows(k, q3, q4, f, d):
 
 
 def swivel_intervals(model, target, wrist, branch):
+    # type: (Any, Sequence[float], float, int) -> List[Tuple[float, float]]
     """The allowed swivel intervals of one ElbowRoll branch, exact to rounding.
 
     Args:
@@ -175,12 +188,14 @@ def swivel_intervals(model, target, wrist, branch):
 
 
 def all_intervals(model, target, wrist):
+    # type: (Any, Sequence[float], float) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
     """:func:`swivel_intervals` of both branches at once (one set of boundaries)."""
     k = arm(model)
     return circle_intervals(k, circle(k, [float(x) for x in target], float(wrist)))
 
 
 def circle_intervals(k, c):
+    # type: (Arm, Circle) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
     """:func:`all_intervals` on a circle already built: (branch 0's intervals, branch 1's)."""
     cands = sorted(set(boundary_swivels(k, c)))
     if not cands:
@@ -201,12 +216,14 @@ def circle_intervals(k, c):
 
 
 def _allowed(k, c, phi):
+    # type: (Arm, Circle, float) -> Tuple[bool, bool]
     """(branch 0, branch 1): the configurations at swivel phi are inside the limits."""
     m0, m1 = margins(k, c, *configurations(k, c, phi))
     return m0 >= -SLACK, m1 >= -SLACK
 
 
 def _assemble(cands, arc_ok, point_ok):
+    # type: (List[float], Sequence[bool], Sequence[bool]) -> List[Tuple[float, float]]
     """Intervals from the candidates, which arcs (cands[i], cands[i+1]) are allowed, and which candidates."""
     k = len(cands)
     if all(arc_ok):

@@ -25,6 +25,15 @@ from .intervals import boundary_swivels, circle_intervals, fold_swivels
 from .scalar_swivel import INF, SLACK, arm, circle, configurations, elbow_point, hand_point, margins, swivel_angle
 from .scalar_swivel import second_branch as _second_branch
 
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Callable, List, Optional, Sequence, Tuple  # noqa: F401
+
+    from .scalar_swivel import Arm, Circle  # noqa: F401
+
+    Point = Tuple[List[float], float, float]  # angles, move time (INF: not allowed), violation
+except ImportError:  # pragma: no cover
+    pass
+
 #: Swivels tried around the circle (step 1).
 RING = 24
 #: Best local minima of the ring refined (step 2).
@@ -58,6 +67,7 @@ _TWO_PI = 2.0 * math.pi
 
 
 def _gap(a, b):
+    # type: (float, float) -> float
     """|a - b| on the circle, radians in [0, pi]."""
     x = (a - b) % _TWO_PI
     return _TWO_PI - x if x > math.pi else x
@@ -72,11 +82,13 @@ class Search(object):
     __slots__ = ("k", "c", "q0", "base", "extra", "evaluations")
 
     def __init__(self, k, c, q0, extra=None):
+        # type: (Arm, Circle, Sequence[float], Optional[Callable[[List[float]], float]]) -> None
         self.k, self.c, self.q0, self.extra = k, c, q0, extra
         self.base = abs(c.wrist - q0[4]) * k.w[4]
         self.evaluations = 0
 
     def both(self, phi):
+        # type: (float) -> Tuple[Point, Point]
         """(branch 0's point, branch 1's point) at swivel phi."""
         k, c, q0 = self.k, self.c, self.q0
         self.evaluations += 1
@@ -92,19 +104,23 @@ class Search(object):
         return (qa, t0, -m0), (qb, t1, -m1)
 
     def point(self, phi, branch):
+        # type: (float, int) -> Point
         """One branch's point at swivel phi."""
         return self.both(phi)[branch]
 
     def angles(self, phi, branch):
+        # type: (float, int) -> Tuple[float, float, float, float]
         """One branch's joint angles at swivel phi (no margin, no move time: for a derivative)."""
         q1, q2, e0, r0, e1, r1, _ = configurations(self.k, self.c, phi)
         return (q1, q2, e1, r1) if branch else (q1, q2, e0, r0)
 
     def margin(self, phi, branch):
+        # type: (float, int) -> float
         """The signed distance to the limits (and the extra constraint) at swivel phi."""
         return -self.both(phi)[branch][2]
 
     def refine(self, q, phi, cost, radius, branch):
+        # type: (List[float], float, float, float, int) -> Tuple[List[float], float, float]
         """Linear-minimax steps from an allowed start (steps 2 and 3 of ``nearest``'s docstring).
 
         Returns:
@@ -135,6 +151,7 @@ class Search(object):
         return q, phi, cost
 
     def minimax(self, q, qd, radius):
+        # type: (Sequence[float], Sequence[float], float) -> float
         """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
 
         The function is the upper envelope of the lines +-(a_j + b_j delta),
@@ -179,6 +196,7 @@ class Search(object):
         return -radius if d < -radius else radius if d > radius else d
 
     def boundary(self, inside, outside, branch):
+        # type: (float, float, int) -> float
         """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
         lo, hi = inside, outside
         f_lo = self.margin(lo, branch) + SLACK
@@ -205,6 +223,7 @@ class Search(object):
         return lo
 
     def nearest_boundary(self, phi0, branches):
+        # type: (float, Tuple[int, ...]) -> Tuple[List[float], float, float]
         """From the allowed-set boundaries nearest the start's swivel (closed form), refined."""
         cands = sorted(boundary_swivels(self.k, self.c), key=lambda p: _gap(p, phi0))
         best = ([0.0] * 5, phi0, INF)
@@ -216,6 +235,7 @@ class Search(object):
         return best
 
     def beside(self, phi0, branches, best):
+        # type: (float, Tuple[int, ...], Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
         """The first allowed swivel at growing offsets on each side of the start's, refined."""
         for b in branches:
             for sign in (1.0, -1.0):
@@ -229,6 +249,7 @@ class Search(object):
         return best
 
     def narrow(self, best):
+        # type: (Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
         """The nearest configuration from the exact intervals' ends and middles, refined."""
         for branch, ivs in enumerate(circle_intervals(self.k, self.c)):
             for lo, hi in ivs:
@@ -239,6 +260,7 @@ class Search(object):
         return best
 
     def folds(self, phi0, best):
+        # type: (float, Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
         """Try the continuations past the folds near the start's swivel and past the answer's own."""
         best = self.past_fold(best)
         for phi in fold_swivels(self.k, self.c):
@@ -247,6 +269,7 @@ class Search(object):
         return best
 
     def past_fold(self, best, fold=None):
+        # type: (Tuple[List[float], float, float], Optional[float]) -> Tuple[List[float], float, float]
         """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
 
         The linear steps in phi crawl there (an unbounded derivative), so the
@@ -280,6 +303,7 @@ class Search(object):
 
 
 def _seeds(ring, phi0, spacing, branch):
+    # type: (List[Point], float, float, int) -> List[Tuple[List[float], float, float, int]]
     """Up to SEEDS starts (angles, swivel, cost, branch): the ring's best local minima, or its least violating point."""
     k = len(ring)
     costs = [r[1] for r in ring]
@@ -292,6 +316,7 @@ def _seeds(ring, phi0, spacing, branch):
 
 
 def nearest(model, t, q0, extra=None):
+    # type: (Any, Sequence[float], Sequence[float], Optional[Callable[[List[float]], float]]) -> Tuple[List[float], float, float, bool, Circle, int]
     """The allowed configuration on the target's circle with the shortest move from ``q0`` (floats).
 
     Args:

@@ -24,6 +24,11 @@ from __future__ import division
 
 import math
 
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 _PI = math.pi
 _TWO_PI = 2.0 * math.pi
 INF = float("inf")
@@ -47,6 +52,7 @@ class Arm(object):
     __slots__ = ("model", "s", "ux", "uy", "l1", "il1", "p", "cp", "sp", "fx", "hz", "lo", "hi", "w", "flip")
 
     def __init__(self, model):
+        # type: (Any) -> None
         joints = model.joints
         self.model = model
         self.s = tuple(float(x) for x in joints[0].offset)
@@ -67,6 +73,7 @@ _ARMS = {}  # type: dict
 
 
 def arm(model):
+    # type: (Any) -> Arm
     """The :class:`Arm` of a model (cached by identity: a model is immutable)."""
     hit = _ARMS.get(id(model))
     if hit is not None and hit.model is model:
@@ -94,6 +101,7 @@ class Circle(object):
 
 
 def circle(k, t, wrist):
+    # type: (Arm, Sequence[float], float) -> Circle
     """The elbow circle of target ``t`` (three floats) with WristYaw ``wrist`` held.
 
     Args:
@@ -140,6 +148,7 @@ def circle(k, t, wrist):
 
 
 def configurations(k, c, phi):
+    # type: (Arm, Circle, float) -> Tuple[float, float, float, float, float, float, float]
     """Both ElbowRoll branches' configurations at swivel ``phi`` (unclamped).
 
     Returns:
@@ -195,6 +204,7 @@ def configurations(k, c, phi):
 
 
 def margins(k, c, q1, q2, e0, r0, e1, r1, excess):
+    # type: (Arm, Circle, float, float, float, float, float, float, float) -> Tuple[float, float]
     """The two branches' signed distances to the limits (see :func:`nao_ik.geometry.swivel.margin_at`)."""
     lo, hi = k.lo, k.hi
     m = min(q1 - lo[0], hi[0] - q1, q2 - lo[1], hi[1] - q2, c.wm, -excess if excess > 0.0 else FREE)
@@ -203,6 +213,7 @@ def margins(k, c, q1, q2, e0, r0, e1, r1, excess):
 
 
 def elbow_point(k, q1, q2):
+    # type: (Arm, float, float) -> Tuple[float, float, float]
     """The elbow centre of shoulder angles (q1, q2): S + Ry(q1) Rz(q2) u."""
     c1, s1, c2, s2 = math.cos(q1), math.sin(q1), math.cos(q2), math.sin(q2)
     ex = k.ux * c2 - k.uy * s2
@@ -211,6 +222,7 @@ def elbow_point(k, q1, q2):
 
 
 def hand_point(k, q):
+    # type: (Arm, Sequence[float]) -> Tuple[float, float, float]
     """The hand of configuration q (five floats): E + Ry(q1) Rz(q2) Rx(q3) Rz(q4) f(q5)."""
     c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
     c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
@@ -224,6 +236,7 @@ def hand_point(k, q):
 
 
 def swivel_angle(c, e, s):
+    # type: (Circle, Sequence[float], Sequence[float]) -> float
     """The swivel of elbow point ``e`` projected on circle ``c`` (shoulder ``s``)."""
     w0, w1, w2 = e[0] - s[0], e[1] - s[1], e[2] - s[2]
     u, v = c.u, c.v
@@ -231,6 +244,7 @@ def swivel_angle(c, e, s):
 
 
 def second_branch(k, c):
+    # type: (Arm, Circle) -> bool
     """True where the second ElbowRoll root can lie inside the limits (see ``nearest.second_branch``)."""
     lo, hi = k.lo[3], k.hi[3]
     return (hi >= -c.sf - 1e-12) if lo + hi < 0.0 else (lo <= -c.sf + 1e-12)
