@@ -48,7 +48,7 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
-from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
 from .scalar_nearest import nearest as nearest_scalar
 from .scalar_swivel import arm
 from .scalar_swivel import circle as scalar_circle
@@ -220,8 +220,8 @@ def _refine(
             break
         cr, q0r, pa = take(c, active), [x[active] for x in q0], phi[active]
         qd, _ = at(model, cr, pa + DERIV, ops, branch)
-        delta = _minimax_step(model, [x[active] for x in q], qd, q0r, radius[active], ops)
-        moving = np.abs(delta) >= CONVERGED
+        delta, predicted = _minimax_step(model, [x[active] for x in q], qd, q0r, radius[active], ops)
+        moving = (np.abs(delta) >= CONVERGED) & (cost[active] - predicted >= GAIN)
         active, delta, pa = active[moving], delta[moving], pa[moving]
         if not active.size:
             break
@@ -253,7 +253,7 @@ def _refine(
 
 
 def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequence[Any], radius: Any, ops: Ops):
-    """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
+    """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time), and that minimum.
 
     The function is convex and piecewise linear in delta; its minimum is at a
     breakpoint: where one term is zero, where two terms are equal in size, or
@@ -279,7 +279,7 @@ def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequ
             f = ops.maximum(f, ops.abs(a[j] + b[j] * d))
         take = f < best_f
         best_d, best_f = ops.where(take, d, best_d), ops.where(take, f, best_f)
-    return best_d
+    return best_d, best_f
 
 
 def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, branch: int) -> Any:

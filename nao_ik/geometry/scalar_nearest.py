@@ -41,9 +41,10 @@ SEEDS = 2
 #: Linear-minimax steps (step 2) and the relative step of their derivative.
 STEPS = 8
 DERIV = 1e-7
-#: A minimax step shorter than this (radians of swivel) ends the refinement: the linearised move time is at its
-#: minimum (the move time it could still gain is below 1e-8 s even where a joint turns 100x faster than the swivel).
+#: A minimax step shorter than this (radians of swivel), or one that the linearised move time says gains less
+#: than GAIN seconds, ends the refinement (the answers are compared to 1e-5 s).
 CONVERGED = 1e-10
+GAIN = 1e-9
 #: Regula-falsi iterations for a boundary (step 3), ended early once the bracket is this narrow (radians).
 BOUNDARY = 12
 BRACKET = 1e-12
@@ -135,7 +136,7 @@ class Search(object):
             if qd is None:  # the derivative where the search stands (unchanged after a failed step)
                 qd = self.angles(phi + DERIV, branch)
             delta = self.minimax(q, qd, radius)
-            if abs(delta) < CONVERGED:
+            if abs(delta) < CONVERGED or cost - self.predicted(q, qd, delta) < GAIN:
                 break
             step = phi + delta
             q_new, cost_new, _ = self.point(step, branch)
@@ -194,6 +195,14 @@ class Search(object):
         if lo > hi:  # rounding
             d = 0.5 * (lo + hi)
         return -radius if d < -radius else radius if d > radius else d
+
+    def predicted(self, q, qd, delta):
+        """The linearised move time after a step delta (see :meth:`minimax`)."""
+        w, q0 = self.k.w, self.q0
+        out = self.base
+        for j in range(4):
+            out = max(out, abs((q[j] - q0[j]) * w[j] + (qd[j] - q[j]) * (w[j] / DERIV) * delta))
+        return out
 
     def boundary(self, inside, outside, branch):
         # type: (float, float, int) -> float
