@@ -273,11 +273,3 @@ def test_tolerance_zero_iterates_to_the_floor_and_stops(method):
     exact = nao_ik.solve(target, "LArm", method, tolerance=0.0, max_iterations=5000)
     assert exact.error <= nao_ik.solve(target, "LArm", method).error + 1e-12
     assert exact.error < 1e-6 and exact.iterations < 5000 * 21
-
-
-def test_a_batch_larger_than_a_block_runs_in_blocks_for_every_kind_of_method():
-    """Beyond api.BATCH_BLOCK targets the blocks are solved with the caller's own settings (a one-shot
-    method's 0 iterations were once passed on as max_iterations=0 and refused)."""
-    targets = np.tile(kinematics.forward(arm_model("LArm"), arm_model("LArm").neutral), (nao_ik.api.BATCH_BLOCK + 3, 1))
-    sol = nao_ik.solve_batch(targets, "LArm", "nn")
-    assert sol.angles.shape == (targets.shape[0], 5) and sol.reached.all()
