@@ -21,6 +21,7 @@ commands:
   install-package  install a .pkg already on the robot with PackageManager (used by deploy.sh)
   bench    benchmark every IK method on the paper's protocol (markdown table)
   bench-pose  full hand poses: solve_pose against TRAC-IK and ikpy (markdown table)
+  bench-intervals  the closed-form swivel intervals against the grid-and-bisection oracle (markdown table)
   report   the paper's experiments reproduced and the alternatives compared (markdown + figures)
   loadtest several clients calling reachTo at once against a simulated robot
   train    train the networks from scratch (nn, nn-paper, the paper's hidden-unit sweep)
@@ -278,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .bench import main as run
     elif command == "bench-pose":
         from .pose_bench import main as run
+    elif command == "bench-intervals":
+        from .interval_bench import main as run
     elif command == "report":
         from .report import main as run
     elif command == "train":

@@ -17,6 +17,7 @@ LAYERS = [
         "track",
         "bench",
         "pose_bench",
+        "interval_bench",
         "report",
         "report_alone",
         "report_stats",

@@ -1,3 +1,5 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
 """The swivel intervals that the joint limits allow, from closed-form boundaries.
 
 On the elbow circle of a hand target (:mod:`nao_ik.geometry.swivel`) every
@@ -27,31 +29,36 @@ limit changes state; the joint angles at each arc's midpoint decide whether
 the arc is allowed (both ElbowRoll branches), and a candidate that is allowed
 while both neighbours are not is a single-point interval. Extra candidates
 (roots of a line's other half, the second pointing root) only split arcs.
+
+Plain Python floats (the scalar path, :mod:`nao_ik.geometry.scalar_swivel`):
+the common subset of Python 2.7 and 3, no numpy.
 """
 
-from __future__ import annotations
+from __future__ import division
 
 import math
-from typing import Sequence
 
-import numpy as np
+from .scalar_swivel import SLACK, arm, circle, configurations, margins, swivel_angle
 
-from ..model import ArmModel
-from ..ops import ARRAY, SCALAR
-from .recovery import upper_arm
-from .swivel import Circle, at, circle, swivel_angle
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, List, Sequence, Tuple  # noqa: F401
 
-#: Joint-limit slack of an allowed configuration (rounding at a boundary).
-SLACK = 1e-9
+    from .scalar_swivel import Arm, Circle  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 
 Interval = tuple  # (start, end), radians, -pi <= start <= end <= pi
 
+__all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "fold_swivels", "swivel_intervals"]
 
-def _wrap(x: float) -> float:
+
+def _wrap(x):
+    # type: (float) -> float
     return math.atan2(math.sin(x), math.cos(x))
 
 
-def _trig_roots(alpha: float, beta: float, gamma: float) -> list[float]:
+def _trig_roots(alpha, beta, gamma):
+    # type: (float, float, float) -> list
     """Every x in (-pi, pi] with alpha cos x + beta sin x = gamma."""
     r = math.hypot(alpha, beta)
     if r < 1e-15:
@@ -64,15 +71,21 @@ def _trig_roots(alpha: float, beta: float, gamma: float) -> list[float]:
     return [_wrap(d - h), _wrap(d + h)]
 
 
-def boundary_swivels(model: ArmModel, c: Circle) -> list[float]:
-    """Every swivel (radians) at which some joint meets a limit, on circle ``c`` (floats)."""
-    l1, p = upper_arm(model)
-    s = model.shoulder
-    lo, hi = model.lower, model.upper
-    va = [c.a * c.n[k] for k in range(3)]
-    vb = [c.r * c.u[k] for k in range(3)]
-    vc = [c.r * c.v[k] for k in range(3)]
-    out: list[float] = []
+def boundary_swivels(k, c):
+    # type: (Arm, Circle) -> List[float]
+    """Every swivel (radians) at which some joint meets a limit, on circle ``c``.
+
+    Args:
+        k: the arm (:func:`nao_ik.geometry.scalar_swivel.arm`).
+        c: the target's circle (:func:`nao_ik.geometry.scalar_swivel.circle`).
+
+    Returns:
+        A list of floats (unsorted, may repeat).
+    """
+    l1, p = k.l1, k.p
+    lo, hi = k.lo, k.hi
+    va, vb, vc = c.an, c.ru, c.rv
+    out = []
     # ShoulderRoll: (E - S)_y = L1 sin(bound + p).
     for b in (lo[1], hi[1]):
         y = l1 * math.sin(min(max(b + p, -0.5 * math.pi), 0.5 * math.pi))
@@ -82,42 +95,47 @@ def boundary_swivels(model: ArmModel, c: Circle) -> list[float]:
         cb, sb = math.cos(b), math.sin(b)
         out += _trig_roots(-cb * vb[2] - sb * vb[0], -cb * vc[2] - sb * vc[0], cb * va[2] + sb * va[0])
     # Elbow joints, in the ElbowYaw parametrisation.
-    ux, uy, _ = model.joints[2].offset
-    fx, fy, fz = (float(x) for x in c.f)
-    d = [c.hand[k] - s[k] for k in range(3)]
-    k0 = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - l1 * l1 - (fx * fx + fy * fy + fz * fz))
-    pairs = _elbow_pairs(model, c, (lo[3], hi[3], -math.atan2(fy, fx), math.pi - math.atan2(fy, fx)))
+    ux, uy = k.ux, k.uy
+    fx, fy, fz = c.f
+    d, k0 = _hand(k, c)
+    pairs = _elbow_pairs(k, c, (lo[3], hi[3], -c.sf, math.pi - c.sf))
     for b3 in (lo[2], hi[2]):
         c3, s3 = math.cos(b3), math.sin(b3)
         pairs += [(b3, q4) for q4 in _trig_roots(ux * fx + uy * c3 * fy, uy * c3 * fx - ux * fy, k0 + uy * s3 * fz)]
     for q3, q4 in pairs:
-        for e in _elbows(model, q3, q4, (fx, fy, fz), d):
-            out.append(float(swivel_angle(model, c, e)))
+        for e in _elbows(k, q3, q4, c.f, d):
+            out.append(swivel_angle(c, e, k.s))
     return out
 
 
-def fold_swivels(model: ArmModel, c: Circle) -> list[float]:
+def fold_swivels(k, c):
+    # type: (Arm, Circle) -> List[float]
     """The swivels where the two ElbowRoll roots meet (q4 = -s or pi - s, the hand offset's angle s).
 
     There the angles vary as the square root of the swivel's distance (a fold
     of the swivel parametrisation), and one branch continues into the other.
     """
-    fx, fy, _ = (float(x) for x in c.f)
-    sf = math.atan2(fy, fx)
-    d = [c.hand[k] - model.shoulder[k] for k in range(3)]
+    d, _ = _hand(k, c)
     out = []
-    for q3, q4 in _elbow_pairs(model, c, (-sf, math.pi - sf)):
-        out += [float(swivel_angle(model, c, e)) for e in _elbows(model, q3, q4, c.f, d)]
+    for q3, q4 in _elbow_pairs(k, c, (-c.sf, math.pi - c.sf)):
+        out += [swivel_angle(c, e, k.s) for e in _elbows(k, q3, q4, c.f, d)]
     return out
 
 
-def _elbow_pairs(model: ArmModel, c: Circle, rolls: Sequence[float]) -> list:
+def _hand(k, c):
+    # type: (Arm, Circle) -> Tuple[Tuple[float, float, float], float]
+    """(the hand relative to the shoulder, (|D|^2 - L1^2 - L2^2) / 2)."""
+    s = k.s
+    d = (c.hand[0] - s[0], c.hand[1] - s[1], c.hand[2] - s[2])
+    return d, 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - k.l1 * k.l1 - c.fl * c.fl)
+
+
+def _elbow_pairs(k, c, rolls):
+    # type: (Arm, Circle, Sequence[float]) -> List[Tuple[float, float]]
     """(ElbowYaw, ElbowRoll) pairs with the given ElbowRolls that keep the hand at the target's distance."""
-    l1, _ = upper_arm(model)
-    ux, uy, _ = model.joints[2].offset
-    fx, fy, fz = (float(x) for x in c.f)
-    d = [c.hand[k] - model.shoulder[k] for k in range(3)]
-    k0 = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - l1 * l1 - (fx * fx + fy * fy + fz * fz))
+    ux, uy = k.ux, k.uy
+    fx, fy, fz = c.f
+    _, k0 = _hand(k, c)
     pairs = []
     for b4 in rolls:
         cb, sb = math.cos(b4), math.sin(b4)
@@ -125,9 +143,10 @@ def _elbow_pairs(model: ArmModel, c: Circle, rolls: Sequence[float]) -> list:
     return pairs
 
 
-def _elbows(model: ArmModel, q3: float, q4: float, f: Sequence[float], d: Sequence[float]) -> list:
+def _elbows(k, q3, q4, f, d):
+    # type: (Arm, float, float, Sequence[float], Sequence[float]) -> List[Tuple[float, float, float]]
     """Elbow points of the configurations with this ElbowYaw and ElbowRoll whose hand is at S + d."""
-    ux, uy, _ = model.joints[2].offset
+    ux, uy = k.ux, k.uy
     c3, s3 = math.cos(q3), math.sin(q3)
     c4, s4 = math.cos(q4), math.sin(q4)
     gx, gy, gz = c4 * f[0] - s4 * f[1], s4 * f[0] + c4 * f[1], f[2]
@@ -135,9 +154,9 @@ def _elbows(model: ArmModel, q3: float, q4: float, f: Sequence[float], d: Sequen
     rp = math.hypot(p[0], p[1])
     if rp < 1e-12:
         return []
-    k = min(max(d[1] / rp, -1.0), 1.0)
-    th, a0 = math.atan2(p[1], p[0]), math.asin(k)
-    s = model.shoulder
+    x = min(max(d[1] / rp, -1.0), 1.0)
+    th, a0 = math.atan2(p[1], p[0]), math.asin(x)
+    s = k.s
     out = []
     for q2 in (a0 - th, math.pi - a0 - th):
         c2, s2 = math.cos(q2), math.sin(q2)
@@ -149,11 +168,12 @@ def _elbows(model: ArmModel, q3: float, q4: float, f: Sequence[float], d: Sequen
     return out
 
 
-def swivel_intervals(model: ArmModel, target: Sequence[float], wrist: float, branch: int) -> list[Interval]:
+def swivel_intervals(model, target, wrist, branch):
+    # type: (Any, Sequence[float], float, int) -> List[Tuple[float, float]]
     """The allowed swivel intervals of one ElbowRoll branch, exact to rounding.
 
     Args:
-        model: the arm (its limits).
+        model: the arm (its limits), an :class:`~nao_ik.model.ArmModel`.
         target: the hand target, FRAME_TORSO metres (where it is nearer or
             farther than the links allow, the circle of the nearest distance).
         wrist: the held WristYaw.
@@ -167,39 +187,50 @@ def swivel_intervals(model: ArmModel, target: Sequence[float], wrist: float, bra
     return all_intervals(model, target, wrist)[branch]
 
 
-def all_intervals(model: ArmModel, target: Sequence[float], wrist: float) -> tuple[list, list]:
+def all_intervals(model, target, wrist):
+    # type: (Any, Sequence[float], float) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
     """:func:`swivel_intervals` of both branches at once (one set of boundaries)."""
-    c = circle(model, [float(x) for x in target], float(wrist), SCALAR)
-    cands = sorted(set(boundary_swivels(model, c)))
+    k = arm(model)
+    return circle_intervals(k, circle(k, [float(x) for x in target], float(wrist)))
+
+
+def circle_intervals(k, c):
+    # type: (Arm, Circle) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
+    """:func:`all_intervals` on a circle already built: (branch 0's intervals, branch 1's)."""
+    cands = sorted(set(boundary_swivels(k, c)))
     if not cands:
-        return tuple(_whole_or_none(model, c, b) for b in (0, 1))
-    k = len(cands)
-    ends = np.array(cands + [cands[0] + 2.0 * math.pi])
-    mids = 0.5 * (ends[:-1] + ends[1:])
-    phis = np.concatenate([mids, np.array(cands)])
-    # Both branches in one evaluation: the arcs' middles and the candidates themselves.
-    ok = _allowed(model, c, np.concatenate([phis, phis]), np.repeat(np.array([0, 1]), 2 * k))
-    return tuple(_assemble(cands, ok[2 * k * b : 2 * k * b + k], ok[2 * k * b + k : 2 * k * (b + 1)]) for b in (0, 1))
+        return tuple([(-math.pi, math.pi)] if _allowed(k, c, 0.0)[b] else [] for b in (0, 1))
+    n = len(cands)
+    # Both branches in one evaluation: the arcs' middles, then the candidates between two excluded arcs (a
+    # candidate beside an allowed arc is that arc's end whatever its own state).
+    arcs = ([], [])
+    for i in range(n):
+        ok = _allowed(k, c, 0.5 * (cands[i] + (cands[i + 1] if i + 1 < n else cands[0] + 2.0 * math.pi)))
+        arcs[0].append(ok[0])
+        arcs[1].append(ok[1])
+    points = ([False] * n, [False] * n)
+    for i in range(n):
+        if not (arcs[0][i] or arcs[0][i - 1]) or not (arcs[1][i] or arcs[1][i - 1]):
+            points[0][i], points[1][i] = _allowed(k, c, cands[i])
+    return tuple(_assemble(cands, arcs[b], points[b]) for b in (0, 1))
 
 
-def _whole_or_none(model: ArmModel, c: Circle, branch: int) -> list:
-    return [(-math.pi, math.pi)] if _allowed(model, c, np.zeros(1), branch)[0] else []
+def _allowed(k, c, phi):
+    # type: (Arm, Circle, float) -> Tuple[bool, bool]
+    """(branch 0, branch 1): the configurations at swivel phi are inside the limits."""
+    m0, m1 = margins(k, c, *configurations(k, c, phi))
+    return m0 >= -SLACK, m1 >= -SLACK
 
 
-def _allowed(model: ArmModel, c: Circle, phis: np.ndarray, branch: int | np.ndarray) -> np.ndarray:
-    """(K,) True where the configuration at each swivel is inside the limits."""
-    _, violation = at(model, c, phis, ARRAY, branch)
-    return np.broadcast_to(violation, phis.shape) <= SLACK
-
-
-def _assemble(cands: list, arc_ok: np.ndarray, point_ok: np.ndarray) -> list:
+def _assemble(cands, arc_ok, point_ok):
+    # type: (List[float], Sequence[bool], Sequence[bool]) -> List[Tuple[float, float]]
     """Intervals from the candidates, which arcs (cands[i], cands[i+1]) are allowed, and which candidates."""
     k = len(cands)
-    if arc_ok.all():
+    if all(arc_ok):
         return [(-math.pi, math.pi)]
     raw = []
     # Walk the arcs starting after an excluded one, so that no run wraps around the list.
-    start = int(np.argmin(arc_ok))
+    start = [bool(x) for x in arc_ok].index(False)
     order = [(start + 1 + i) % k for i in range(k)]
     i = 0
     while i < k:

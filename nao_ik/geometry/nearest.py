@@ -23,10 +23,19 @@ Near the start (the start's hand within NEAR of the target, as when a path is
 followed) step 1 uses the start's swivel alone: for a small move the nearest
 solution continues the start's own swivel.
 
-Written elementwise (:mod:`nao_ik.ops`): the same code answers one target
-with Python floats and many with numpy arrays. A target with no allowed swivel
-on the ring is returned with ``found = False`` for the caller to resolve
+One target runs in plain Python floats (:mod:`nao_ik.geometry.scalar_nearest`,
+the common subset of Python 2.7 and 3 with no numpy: both ElbowRoll branches
+from one evaluation, and the folds and the blocked start handled there); many
+targets run here, elementwise on numpy arrays (:mod:`nao_ik.ops`), each
+refinement and boundary step on the rows still moving only, the rows the ring
+missed handed to the scalar search. The search's constants live in
+``scalar_nearest``. A target with no allowed swivel on the ring is returned
+with ``found = False`` for the caller to resolve
 (:func:`nao_ik.geometry.intervals.all_intervals` is exact there).
+
+Cost, and why the ring stays: most of a solve's configuration evaluations are
+the ring's RING swivels (refinement and the exact intervals add a few); a
+coarser ring misses more of the basins a finer sampling finds.
 """
 
 from __future__ import annotations
@@ -39,33 +48,15 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
+from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar_nearest import nearest as nearest_scalar
+from .scalar_swivel import arm
+from .scalar_swivel import circle as scalar_circle
 from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take
 
-#: Swivels tried around the circle (step 1).
-RING = 24
-#: Best local minima of the ring refined (step 2).
-SEEDS = 2
-#: Linear-minimax steps (step 2) and the relative step of their derivative.
-STEPS = 6
-DERIV = 1e-7
-#: Regula-falsi iterations for a boundary (step 3).
-BOUNDARY = 12
-#: Start's hand within this distance of the target (metres): local search only.
-NEAR = 0.01
-#: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
-NARROW = 0.3
-#: Boundaries nearest the start's swivel tried when the start's own swivel is not allowed.
-BOUNDARIES = 4
-#: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
-#: and the first step past it (in sqrt-swivel units).
-FOLD = 0.05
-FOLD_START = 1e-4
-#: Folds this close to the start's swivel (radians) are searched past.
-FOLD_REACH = 0.5
-#: Joint-limit slack that counts as inside (rounding at a boundary).
-SLACK = 1e-9
-
 INF = float("inf")
+#: Rows at most this many left in a batch boundary search finish in the scalar one.
+HANDOFF = 8
 
 
 class Nearest(NamedTuple):
@@ -165,31 +156,17 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
 
 def _nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
     """:func:`nearest` on the limits of ``model`` (and its body, if it has one, at every swivel tried)."""
+    if ops is SCALAR:
+        extra = (lambda q: body_margin(model, q, SCALAR)) if model.body else None
+        q, phi, cost, found, _, _ = nearest_scalar(model, t, q0, extra)
+        return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
     c = circle(model, t, q0[4], ops)
     ch = chain(model, q0, ops)
     phi0 = swivel_angle(model, c, ch.origins[2], ops)
     spacing = 2.0 * math.pi / RING
-    count = RING
-    if ops is SCALAR:
-        h = ch.hand
-        if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
-            count = 1
     # Both ElbowRoll branches where the second can be inside the limits.
     branches = (0, 1) if ops.any(second_branch(model, c, ops)) else (0,)
-    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(count)] for b in branches]
-    blocked = _all([r[0][1] == INF for r in ring])  # the start's own swivel is not allowed
-    if count == 1 and blocked:
-        # Near the start but its swivel is not allowed (the start sits on a
-        # limit): the exact intervals, whose ends include the nearest.
-        q, phi, cost = _nearest_boundary(model, c, q0, phi0, branches)
-        if model.body:  # the body's edge is no closed-form boundary: look beside the start's swivel
-            q, phi, cost = _beside(model, c, q0, phi0, branches, (q, phi, cost))
-        if cost == INF:
-            q, phi, cost = _narrow_one(model, t, q0, c, ([0.0] * 5, phi0, INF))
-        if cost < INF:
-            return Nearest(*_past_fold(model, c, q0, (q, phi, cost)), True, c)
-        ring = [r + [_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(1, RING)]
-                for b, r in zip(branches, ring)]  # fmt: skip
+    ring = [[_cost(model, c, phi0 + k * spacing, q0, ops, b) for k in range(RING)] for b in branches]
     best = None
     for q, phi, cost, branch in [s for b, r in zip(branches, ring) for s in _seeds(r, phi0, spacing, ops, b)]:
         run = _refine(model, c, q0, q, phi, cost, 0.5 * spacing, ops, branch)
@@ -203,99 +180,15 @@ def _nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> 
     # A branch whose ring has no allowed swivel may still have an allowed
     # interval narrower than the ring's spacing (near a limit, or the second
     # branch's thin region): where a ring point was close to allowed, start
-    # from the exact intervals' ends and middles too.
+    # from the exact intervals' ends and middles too (the scalar search, per target).
     close = [_lowest([x[2] for x in r], ops) < NARROW for r in ring]
     missed = close[0] & (cost == INF)
     if len(ring) > 1:
         missed = missed | ((cost == INF) | close[1]) & (ring[1][0][1] == INF)
     missed = c.reachable & missed
     if ops.any(missed):
-        q, phi, cost = _narrow(model, t, q0, c, (q, phi, cost), missed, ops)
-    if ops is SCALAR:
-        if blocked and c.reachable:
-            # The start's swivel is not allowed: the nearest may lie at the end
-            # of an interval narrower than the ring's spacing next to it.
-            q, phi, cost = _narrow_one(model, t, q0, c, (q, phi, cost))
-        if len(branches) > 1:  # folds are where the two branches meet
-            q, phi, cost = _folds(model, c, q0, phi0, (q, phi, cost))
+        q, phi, cost = _narrow(model, t, q0, (q, phi, cost), missed)
     return Nearest(q, phi, cost, cost < INF, c)
-
-
-def _nearest_boundary(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple) -> tuple:
-    """From the allowed-set boundaries nearest the start's swivel (closed form), refined (scalar)."""
-    from .intervals import boundary_swivels
-
-    cands = sorted(boundary_swivels(model, c), key=lambda p: abs(math.remainder(p - phi0, 2.0 * math.pi)))
-    best = ([0.0] * 5, phi0, INF)
-    for phi in cands[:BOUNDARIES]:
-        for b in branches:
-            q, cost, _ = _cost(model, c, phi, q0, SCALAR, b)
-            if cost < best[2]:
-                best = _refine(model, c, q0, q, phi, cost, 0.5 * math.pi / RING, SCALAR, b)
-    return best
-
-
-#: Offsets (radians) from the start's swivel tried, in turn on each side, when the body blocks it.
-BESIDE = tuple(0.004 * 2.0**i for i in range(8))
-
-
-def _beside(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, branches: tuple, best: tuple) -> tuple:
-    """The first allowed swivel at growing offsets on each side of the start's, refined (scalar)."""
-    for b in branches:
-        for sign in (1.0, -1.0):
-            for off in BESIDE:
-                q, cost, _ = _cost(model, c, phi0 + sign * off, q0, SCALAR, b)
-                if cost < INF:
-                    run = _refine(model, c, q0, q, phi0 + sign * off, cost, off, SCALAR, b)
-                    if run[2] < best[2]:
-                        best = run
-                    break
-    return best
-
-
-def _folds(model: ArmModel, c: Circle, q0: Sequence[float], phi0: float, best: tuple) -> tuple:
-    """Try the continuations past the folds near the start's swivel and past the answer's own."""
-    from .intervals import fold_swivels
-
-    best = _past_fold(model, c, q0, best)
-    for phi in fold_swivels(model, c):
-        if abs(math.remainder(phi - phi0, 2.0 * math.pi)) < FOLD_REACH:
-            best = _past_fold(model, c, q0, best, phi)
-    return best
-
-
-def _past_fold(model: ArmModel, c: Circle, q0: Sequence[float], best: tuple, fold: float | None = None) -> tuple:
-    """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
-
-    The linear steps in phi crawl there (an unbounded derivative), so the
-    search continues in x with phi = phi_f +- x^2, in which the angles are
-    smooth, on both branches (they meet at the fold).
-    """
-    phi = best[1] if fold is None else fold
-    r0, _ = margin_at(model, c, phi, SCALAR, 0)
-    r1, _ = margin_at(model, c, phi, SCALAR, 1)
-    if abs(r0[3] - r1[3]) > FOLD:
-        return best
-    for sign in (1.0, -1.0):
-        for branch in (0, 1):
-            x, radius = FOLD_START, math.sqrt(2.0 * math.pi / RING)
-            qx, cx, _ = _cost(model, c, phi + sign * x * x, q0, SCALAR, branch)
-            if cx == INF:
-                continue
-            for _ in range(2 * STEPS):
-                xd = x + DERIV
-                qd, _ = at(model, c, phi + sign * xd * xd, SCALAR, branch)
-                nx = max(x + _minimax_step(model, qx, qd, q0, radius, SCALAR), 0.0)
-                qn, cn, _ = _cost(model, c, phi + sign * nx * nx, q0, SCALAR, branch)
-                if cn < cx:
-                    x, qx, cx = nx, qn, cn
-                else:
-                    radius *= 0.5
-                if radius < 1e-9:
-                    break
-            if cx < best[2]:
-                best = (qx, phi + sign * x * x, cx)
-    return best
 
 
 def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
@@ -310,13 +203,6 @@ def second_branch(model: ArmModel, c: Circle, ops: Ops) -> Any:
     return (hi >= -s - 1e-12) if lo + hi < 0.0 else (lo <= -s + 1e-12)
 
 
-def _all(flags: list) -> Any:
-    out = flags[0]
-    for f in flags[1:]:
-        out = out & f
-    return out
-
-
 def _lowest(values: list, ops: Ops) -> Any:
     out = values[0]
     for v in values[1:]:
@@ -324,31 +210,18 @@ def _lowest(values: list, ops: Ops) -> Any:
     return out
 
 
-def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], c: Circle, best: tuple, rows: Any, ops: Ops):
+def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, rows: np.ndarray) -> tuple:
     """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
-    if ops is SCALAR:
-        return _narrow_one(model, t, q0, c, best)
+    k = arm(model)
     q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
     phi, cost = (np.array(np.broadcast_to(x, rows.shape)) for x in best[1:])
     for i in np.flatnonzero(rows):
         ti = [float(x[i]) for x in t]
         q0i = [float(np.broadcast_to(x, rows.shape)[i]) for x in q0]
-        qi, phi[i], cost[i] = _narrow_one(model, ti, q0i, circle(model, ti, q0i[4]), ([0.0] * 5, 0.0, INF))
+        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i).narrow(([0.0] * 5, 0.0, INF))
         for j in range(5):
             q[j][i] = qi[j]
     return q, phi, cost
-
-
-def _narrow_one(model: ArmModel, t: Sequence[float], q0: Sequence[float], c: Circle, best: tuple) -> tuple:
-    from .intervals import all_intervals
-
-    for branch, ivs in enumerate(all_intervals(model, t, q0[4])):
-        for lo, hi in ivs:
-            for phi in (lo, 0.5 * (lo + hi), hi):
-                q, cost, _ = _cost(model, c, phi, q0, SCALAR, branch)
-                if cost < best[2]:
-                    best = _refine(model, c, q0, q, phi, cost, 0.5 * (hi - lo), SCALAR, branch)
-    return best
 
 
 def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
@@ -384,38 +257,57 @@ def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list
 def _refine(
     model: ArmModel, c: Circle, q0: Sequence[Any], q: list, phi: Any, cost: Any, radius: float, ops: Ops, branch: int
 ):
-    """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring)."""
-    found = cost < INF
-    radius = radius + 0.0 * phi
+    """Linear-minimax steps from an allowed start (steps 2 and 3 of the module docstring), arrays.
+
+    Each step works on the rows still moving only: a row leaves once its trust
+    region is below 1e-9 rad or its step below CONVERGED (as the scalar search).
+    """
+    n = np.shape(phi)[0]
+    q = [np.array(np.broadcast_to(x, (n,)), dtype=float) for x in q]
+    phi, cost = (np.array(np.broadcast_to(x, (n,)), dtype=float) for x in (phi, cost))
+    q0 = [np.broadcast_to(x, (n,)) for x in q0]
+    radius = np.full(n, float(radius))
+    active = np.flatnonzero(cost < INF)
     for _ in range(STEPS):
-        if not ops.any(found & (radius > 1e-9)):
+        active = active[radius[active] > 1e-9]
+        if not active.size:
             break
-        qd, _ = at(model, c, phi + DERIV, ops, branch)
-        step = phi + _minimax_step(model, q, qd, q0, radius, ops)
-        q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
-        outside = found & (cost_new == INF)
-        if ops is SCALAR and outside:
-            step = _boundary(model, c, phi, step, ops, branch)
-            q_new, cost_new, _ = _cost(model, c, step, q0, ops, branch)
-        elif ops is not SCALAR and outside.any():  # only the rows that left the allowed swivels
+        cr, q0r, pa = take(c, active), [x[active] for x in q0], phi[active]
+        qd, _ = at(model, cr, pa + DERIV, ops, branch)
+        delta, predicted = _minimax_step(model, [x[active] for x in q], qd, q0r, radius[active], ops)
+        moving = (np.abs(delta) >= CONVERGED) & (cost[active] - predicted >= GAIN)
+        active, delta, pa = active[moving], delta[moving], pa[moving]
+        if not active.size:
+            break
+        cr, q0r = take(c, active), [x[active] for x in q0]
+        step = pa + delta
+        q_new, cost_new, _ = _cost(model, cr, step, q0r, ops, branch)
+        q_new = [np.array(np.broadcast_to(x, active.shape)) for x in q_new]
+        cost_new = np.array(np.broadcast_to(cost_new, active.shape))
+        outside = cost_new == INF
+        if outside.any():  # only the rows that left the allowed swivels
             rows = np.flatnonzero(outside)
-            cr, q0r = take(c, rows), [np.broadcast_to(x, outside.shape)[rows] for x in q0]
-            phi_b = _boundary(model, cr, phi[rows], step[rows], ops, branch)
-            qb, cost_b, _ = _cost(model, cr, phi_b, q0r, ops, branch)
-            q_new = [np.array(np.broadcast_to(x, outside.shape)) for x in q_new]
-            cost_new, step = np.array(np.broadcast_to(cost_new, outside.shape)), np.array(step)
+            cb, q0b = take(cr, rows), [x[rows] for x in q0r]
+            phi_b = _boundary(model, cb, pa[rows], step[rows], ops, branch)
+            qb, cost_b, _ = _cost(model, cb, phi_b, q0b, ops, branch)
             for j in range(5):
                 q_new[j][rows] = qb[j]
             cost_new[rows], step[rows] = cost_b, phi_b
-        better = found & (cost_new < cost)
-        q = ops.where_list(better, q_new, q)
-        cost, phi = ops.where(better, cost_new, cost), ops.where(better, step, phi)
-        radius = ops.where(better, radius, 0.5 * radius)
+        better = cost_new < cost[active]
+        # Standing on the boundary (it gave the swivel back): every shorter step leaves it too.
+        stuck = outside & (np.abs(step - pa) < BRACKET) & ~better
+        radius[active[stuck]] = 0.0
+        rows = active[better]
+        for j in range(5):
+            q[j][rows] = q_new[j][better]
+        cost[rows], phi[rows] = cost_new[better], step[better]
+        worse = active[~better]  # halve the step that failed (a shorter radius alone could repeat it)
+        radius[worse] = 0.5 * np.minimum(radius[worse], np.abs(delta[~better]))
     return q, phi, cost
 
 
 def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequence[Any], radius: Any, ops: Ops):
-    """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
+    """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time), and that minimum.
 
     The function is convex and piecewise linear in delta; its minimum is at a
     breakpoint: where one term is zero, where two terms are equal in size, or
@@ -441,25 +333,41 @@ def _minimax_step(model: ArmModel, q: Sequence[Any], qd: Sequence[Any], q0: Sequ
             f = ops.maximum(f, ops.abs(a[j] + b[j] * d))
         take = f < best_f
         best_d, best_f = ops.where(take, d, best_d), ops.where(take, f, best_f)
-    return best_d
+    return best_d, best_f
 
 
 def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, branch: int) -> Any:
-    """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
-    lo, hi = inside, outside
-    f_lo = margin_at(model, c, lo, ops, branch)[1] + SLACK
-    f_hi = margin_at(model, c, hi, ops, branch)[1] + SLACK
-    side = 0.0 * lo
+    """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin (arrays).
+
+    A row stops once its bracket is narrower than BRACKET or its point is on
+    the boundary to the slack's resolution (as the scalar search).
+    """
+    lo, hi = np.array(inside, dtype=float), np.array(outside, dtype=float)
+    f_lo = np.array(np.broadcast_to(margin_at(model, c, lo, ops, branch)[1] + SLACK, lo.shape))
+    f_hi = np.array(np.broadcast_to(margin_at(model, c, hi, ops, branch)[1] + SLACK, lo.shape))
+    side = np.zeros(lo.shape)
+    active = np.arange(lo.shape[0])
     for _ in range(BOUNDARY):
-        den = f_lo - f_hi
-        x = lo + f_lo * (hi - lo) / ops.where(den != 0.0, den, 1.0)
+        active = active[np.abs(hi[active] - lo[active]) >= BRACKET]
+        if active.size <= HANDOFF:  # a few slow rows: numpy's per-call cost would dominate
+            k = arm(model)
+            for i in active:
+                ci = scalar_circle(k, [float(np.broadcast_to(x, lo.shape)[i]) for x in c.hand],
+                                   float(np.broadcast_to(c.wrist, lo.shape)[i]))  # fmt: skip
+                lo[i] = Search(k, ci, [0.0] * 5).boundary(float(lo[i]), float(hi[i]), branch)
+            break
+        la, ha, fl, fh = lo[active], hi[active], f_lo[active], f_hi[active]
+        den = fl - fh
+        x = la + fl * (ha - la) / np.where(den != 0.0, den, 1.0)
         # Keep the secant strictly inside the bracket (else bisect).
-        x = ops.where((x - lo) * (x - hi) < 0.0, x, 0.5 * (lo + hi))
-        fx = margin_at(model, c, x, ops, branch)[1] + SLACK
+        x = np.where((x - la) * (x - ha) < 0.0, x, 0.5 * (la + ha))
+        fx = np.broadcast_to(margin_at(model, take(c, active), x, ops, branch)[1] + SLACK, x.shape)
         ok = fx >= 0.0
+        sa = side[active]
         # Illinois: halve the value kept at the end that did not move twice in a row.
-        f_hi = ops.where(ok, ops.where(side > 0.0, 0.5 * f_hi, f_hi), fx)
-        f_lo = ops.where(ok, fx, ops.where(side < 0.0, 0.5 * f_lo, f_lo))
-        lo, hi = ops.where(ok, x, lo), ops.where(ok, hi, x)
-        side = ops.where(ok, 1.0, -1.0)
+        f_hi[active] = np.where(ok, np.where(sa > 0.0, 0.5 * fh, fh), fx)
+        f_lo[active] = np.where(ok, fx, np.where(sa < 0.0, 0.5 * fl, fl))
+        lo[active], hi[active] = np.where(ok, x, la), np.where(ok, ha, x)
+        side[active] = np.where(ok, 1.0, -1.0)
+        active = active[~(ok & (fx < SLACK))]  # on the boundary to the slack's resolution
     return lo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .analytic import analytic_start
+from .analytic import analytic_loop, analytic_start
 from .base import BatchSolution, Run, Solution, SolverSpec
 from .fabrik import fabrik_loop
 from .jacobian import dls_loop, pinv_loop, sdls_loop, transpose_loop
@@ -12,8 +12,8 @@ SOLVERS: dict[str, SolverSpec] = {
     s.name: s
     for s in (
         SolverSpec(
-            "analytic", dls_loop, 100, "closed form: the exact solution nearest to the start posture", analytic_start,
-            False,
+            "analytic", analytic_loop, 100, "closed form: the exact solution nearest to the start posture",
+            analytic_start, False,
         ),
         SolverSpec("fabrik", fabrik_loop, 100, "FABRIK on shoulder/elbow/hand, limits projected every pass"),
         SolverSpec("jacobian-transpose", transpose_loop, 1000, "Jacobian transpose with Buss's optimal step"),

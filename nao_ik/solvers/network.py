@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..geometry.scalar_swivel import arm, hand_point
 from ..geometry.swivel import point
 from ..kinematics import chain
 from ..model import ArmModel
@@ -105,7 +106,7 @@ def modular_seeds(model: ArmModel, targets: np.ndarray, wrist: np.ndarray) -> np
 
 def hold_loop(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], tol: float, max_iter: int, ops: Ops) -> Run:
     """No iterations: the start is the answer (its error is measured)."""
-    h = chain(model, q0, ops).hand
+    h = hand_point(arm(model), q0) if ops is SCALAR else chain(model, q0, ops).hand
     e0, e1, e2 = t[0] - h[0], t[1] - h[1], t[2] - h[2]
     return Run(list(q0), ops.sqrt(e0 * e0 + e1 * e1 + e2 * e2), 0)
 

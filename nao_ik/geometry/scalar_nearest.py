@@ -1,0 +1,395 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""The nearest exact configuration for one target, in plain Python floats.
+
+The search of :mod:`nao_ik.geometry.nearest` (read its docstring: a ring of
+swivels on both ElbowRoll branches, linear-minimax refinement, the limits'
+boundaries by regula falsi, the exact intervals where the ring is too
+coarse, the folds where the branches meet) for a single target, on
+:mod:`nao_ik.geometry.scalar_swivel`: both branches of a swivel from one
+evaluation, the move time and the limits' margin fused into it.
+
+An extra per-swivel constraint plugs in as ``extra``: a function of the five
+joint angles returning a margin (radians or metres, negative = forbidden),
+combined with the joint limits' margin (the body's clearance, issue 13). With
+it the answer is the nearest configuration where both margins are >= 0.
+
+Written in the common subset of Python 2.7 and 3 with no numpy.
+"""
+
+from __future__ import division
+
+import math
+
+from .intervals import boundary_swivels, circle_intervals, fold_swivels
+from .scalar_swivel import INF, SLACK, arm, circle, configurations, elbow_point, hand_point, margins, swivel_angle
+from .scalar_swivel import second_branch as _second_branch
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Callable, List, Optional, Sequence, Tuple  # noqa: F401
+
+    from .scalar_swivel import Arm, Circle  # noqa: F401
+
+    Point = Tuple[List[float], float, float]  # angles, move time (INF: not allowed), violation
+except ImportError:  # pragma: no cover
+    pass
+
+#: Swivels tried around the circle (step 1).
+RING = 24
+#: Best local minima of the ring refined (step 2).
+SEEDS = 2
+#: Linear-minimax steps (step 2) and the relative step of their derivative.
+STEPS = 8
+DERIV = 1e-7
+#: A minimax step shorter than this (radians of swivel), or one that the linearised move time says gains less
+#: than GAIN seconds, ends the refinement (the answers are compared to 1e-5 s).
+CONVERGED = 1e-10
+GAIN = 1e-9
+#: Regula-falsi iterations for a boundary (step 3), ended early once the bracket is this narrow (radians).
+BOUNDARY = 12
+BRACKET = 1e-12
+#: Start's hand within this distance of the target (metres): local search only.
+NEAR = 0.01
+#: A ring point this close to the limits (radians) may neighbour a narrow allowed interval.
+NARROW = 0.3
+#: Boundaries nearest the start's swivel tried when the start's own swivel is not allowed.
+BOUNDARIES = 4
+#: Two ElbowRoll roots closer than this (radians) mean a fold of the swivel parametrisation is near,
+#: and the first step past it (in sqrt-swivel units).
+FOLD = 0.05
+FOLD_START = 1e-4
+#: Folds this close to the start's swivel (radians) are searched past.
+FOLD_REACH = 0.5
+#: Offsets (radians) from the start's swivel tried, in turn on each side, where an extra constraint blocks it
+#: (its edge is no closed-form boundary).
+BESIDE = tuple(0.004 * 2.0**i for i in range(8))
+
+_TWO_PI = 2.0 * math.pi
+
+
+def _gap(a, b):
+    # type: (float, float) -> float
+    """|a - b| on the circle, radians in [0, pi]."""
+    x = (a - b) % _TWO_PI
+    return _TWO_PI - x if x > math.pi else x
+
+
+class Search(object):
+    """One target's search state: the arm, the circle, the start, the extra constraint.
+
+    A *point* is (angles, move time or INF where not allowed, violation = -margin).
+    """
+
+    __slots__ = ("k", "c", "q0", "base", "extra", "evaluations")
+
+    def __init__(self, k, c, q0, extra=None):
+        # type: (Arm, Circle, Sequence[float], Optional[Callable[[List[float]], float]]) -> None
+        self.k, self.c, self.q0, self.extra = k, c, q0, extra
+        self.base = abs(c.wrist - q0[4]) * k.w[4]
+        self.evaluations = 0
+
+    def both(self, phi):
+        # type: (float) -> Tuple[Point, Point]
+        """(branch 0's point, branch 1's point) at swivel phi."""
+        k, c, q0 = self.k, self.c, self.q0
+        self.evaluations += 1
+        q1, q2, e0, r0, e1, r1, excess = configurations(k, c, phi)
+        m0, m1 = margins(k, c, q1, q2, e0, r0, e1, r1, excess)
+        qa, qb = [q1, q2, e0, r0, c.wrist], [q1, q2, e1, r1, c.wrist]
+        if self.extra is not None:
+            m0, m1 = min(m0, self.extra(qa)), min(m1, self.extra(qb))
+        w = k.w
+        shared = max(abs(q1 - q0[0]) * w[0], abs(q2 - q0[1]) * w[1], self.base)
+        t0 = max(shared, abs(e0 - q0[2]) * w[2], abs(r0 - q0[3]) * w[3]) if m0 >= -SLACK else INF
+        t1 = max(shared, abs(e1 - q0[2]) * w[2], abs(r1 - q0[3]) * w[3]) if m1 >= -SLACK else INF
+        return (qa, t0, -m0), (qb, t1, -m1)
+
+    def point(self, phi, branch):
+        # type: (float, int) -> Point
+        """One branch's point at swivel phi."""
+        return self.both(phi)[branch]
+
+    def angles(self, phi, branch):
+        # type: (float, int) -> Tuple[float, float, float, float]
+        """One branch's joint angles at swivel phi (no margin, no move time: for a derivative)."""
+        q1, q2, e0, r0, e1, r1, _ = configurations(self.k, self.c, phi)
+        return (q1, q2, e1, r1) if branch else (q1, q2, e0, r0)
+
+    def margin(self, phi, branch):
+        # type: (float, int) -> float
+        """The signed distance to the limits (and the extra constraint) at swivel phi."""
+        return -self.both(phi)[branch][2]
+
+    def refine(self, q, phi, cost, radius, branch):
+        # type: (List[float], float, float, float, int) -> Tuple[List[float], float, float]
+        """Linear-minimax steps from an allowed start (steps 2 and 3 of ``nearest``'s docstring).
+
+        Returns:
+            (angles, swivel, move time).
+        """
+        if cost == INF:
+            return q, phi, cost
+        qd = None
+        for _ in range(STEPS):
+            if radius <= 1e-9:
+                break
+            if qd is None:  # the derivative where the search stands (unchanged after a failed step)
+                qd = self.angles(phi + DERIV, branch)
+            delta = self.minimax(q, qd, radius)
+            if abs(delta) < CONVERGED or cost - self.predicted(q, qd, delta) < GAIN:
+                break
+            step = phi + delta
+            q_new, cost_new, _ = self.point(step, branch)
+            if cost_new == INF:
+                step = self.boundary(phi, step, branch)
+                if abs(step - phi) < BRACKET:  # standing on the boundary: every shorter step leaves it too
+                    break
+                q_new, cost_new, _ = self.point(step, branch)
+            if cost_new < cost:
+                q, cost, phi, qd = q_new, cost_new, step, None
+            else:  # halve the step that failed (a shorter radius alone could repeat it)
+                radius = 0.5 * min(radius, abs(delta))
+        return q, phi, cost
+
+    def minimax(self, q, qd, radius):
+        # type: (Sequence[float], Sequence[float], float) -> float
+        """The delta in [-radius, radius] minimising max_j |a_j + b_j delta| (the linearised move time).
+
+        The function is the upper envelope of the lines +-(a_j + b_j delta),
+        convex: its minimum is where a rising line meets a falling one, and
+        every such pair meets at or below it (the pair's own V has its lowest
+        point there), so the pair meeting highest gives the minimum. Outside
+        the trust region, its nearer end.
+        """
+        w, q0 = self.k.w, self.q0
+        rising, falling = [], []
+        for j in range(4):
+            a = (q[j] - q0[j]) * w[j]
+            b = (qd[j] - q[j]) * (w[j] / DERIV)
+            if b > 0.0:
+                rising.append((a, b))
+                falling.append((-a, -b))
+            elif b < 0.0:
+                rising.append((-a, -b))
+                falling.append((a, b))
+            else:  # a level line bounds both sides
+                rising.append((abs(a), 0.0))
+                falling.append((abs(a), 0.0))
+        top = 0.0
+        for ap, bp in rising:
+            for an, bn in falling:
+                den = bp - bn
+                # two level lines: the higher bounds the minimum, anywhere
+                h = ap + bp * ((an - ap) / den) if den > 1e-12 else ap if ap > an else an
+                if h > top:
+                    top = h
+        # Every delta where no line exceeds that minimum; the one nearest the current swivel.
+        lo, hi = -INF, INF
+        for a, b in rising:
+            if b > 0.0:
+                hi = min(hi, (top - a) / b)
+        for a, b in falling:
+            if b < 0.0:
+                lo = max(lo, (top - a) / b)
+        d = 0.0 if lo <= 0.0 <= hi else lo if lo > 0.0 else hi
+        if lo > hi:  # rounding
+            d = 0.5 * (lo + hi)
+        return -radius if d < -radius else radius if d > radius else d
+
+    def predicted(self, q, qd, delta):
+        """The linearised move time after a step delta (see :meth:`minimax`)."""
+        w, q0 = self.k.w, self.q0
+        out = self.base
+        for j in range(4):
+            out = max(out, abs((q[j] - q0[j]) * w[j] + (qd[j] - q[j]) * (w[j] / DERIV) * delta))
+        return out
+
+    def boundary(self, inside, outside, branch):
+        # type: (float, float, int) -> float
+        """The last allowed swivel from ``inside`` toward ``outside``: Illinois on the limits' margin."""
+        lo, hi = inside, outside
+        f_lo = self.margin(lo, branch) + SLACK
+        f_hi = self.margin(hi, branch) + SLACK
+        side = 0.0
+        for _ in range(BOUNDARY):
+            if hi - lo < BRACKET and lo - hi < BRACKET:
+                break
+            den = f_lo - f_hi
+            x = lo + f_lo * (hi - lo) / (den if den != 0.0 else 1.0)
+            if not (x - lo) * (x - hi) < 0.0:  # keep the secant strictly inside the bracket (else bisect)
+                x = 0.5 * (lo + hi)
+            fx = self.margin(x, branch) + SLACK
+            if 0.0 <= fx < SLACK:  # on the boundary to the slack's resolution
+                return x
+            if fx >= 0.0:
+                if side > 0.0:  # Illinois: halve the value kept at the end that did not move twice in a row
+                    f_hi *= 0.5
+                lo, f_lo, side = x, fx, 1.0
+            else:
+                if side < 0.0:
+                    f_lo *= 0.5
+                hi, f_hi, side = x, fx, -1.0
+        return lo
+
+    def nearest_boundary(self, phi0, branches):
+        # type: (float, Tuple[int, ...]) -> Tuple[List[float], float, float]
+        """From the allowed-set boundaries nearest the start's swivel (closed form), refined."""
+        cands = sorted(boundary_swivels(self.k, self.c), key=lambda p: _gap(p, phi0))
+        best = ([0.0] * 5, phi0, INF)
+        for phi in cands[:BOUNDARIES]:
+            for b in branches:
+                q, cost, _ = self.point(phi, b)
+                if cost < best[2]:
+                    best = self.refine(q, phi, cost, 0.5 * math.pi / RING, b)
+        return best
+
+    def beside(self, phi0, branches, best):
+        # type: (float, Tuple[int, ...], Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
+        """The first allowed swivel at growing offsets on each side of the start's, refined."""
+        for b in branches:
+            for sign in (1.0, -1.0):
+                for off in BESIDE:
+                    q, cost, _ = self.point(phi0 + sign * off, b)
+                    if cost < INF:
+                        run = self.refine(q, phi0 + sign * off, cost, off, b)
+                        if run[2] < best[2]:
+                            best = run
+                        break
+        return best
+
+    def narrow(self, best):
+        # type: (Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
+        """The nearest configuration from the exact intervals' ends and middles, refined."""
+        for branch, ivs in enumerate(circle_intervals(self.k, self.c)):
+            for lo, hi in ivs:
+                for phi in (lo, 0.5 * (lo + hi), hi):
+                    q, cost, _ = self.point(phi, branch)
+                    if cost < best[2]:
+                        best = self.refine(q, phi, cost, 0.5 * (hi - lo), branch)
+        return best
+
+    def folds(self, phi0, best):
+        # type: (float, Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
+        """Try the continuations past the folds near the start's swivel and past the answer's own."""
+        best = self.past_fold(best)
+        for phi in fold_swivels(self.k, self.c):
+            if _gap(phi, phi0) < FOLD_REACH:
+                best = self.past_fold(best, phi)
+        return best
+
+    def past_fold(self, best, fold=None):
+        # type: (Tuple[List[float], float, float], Optional[float]) -> Tuple[List[float], float, float]
+        """Refine across a fold: where the two ElbowRoll roots meet, the angles vary as sqrt(phi - phi_f).
+
+        The linear steps in phi crawl there (an unbounded derivative), so the
+        search continues in x with phi = phi_f +- x^2, in which the angles are
+        smooth, on both branches (they meet at the fold).
+        """
+        phi = best[1] if fold is None else fold
+        p0, p1 = self.both(phi)
+        if abs(p0[0][3] - p1[0][3]) > FOLD:
+            return best
+        for sign in (1.0, -1.0):
+            for branch in (0, 1):
+                x, radius = FOLD_START, math.sqrt(_TWO_PI / RING)
+                qx, cx, _ = self.point(phi + sign * x * x, branch)
+                if cx == INF:
+                    continue
+                for _ in range(2 * STEPS):
+                    xd = x + DERIV
+                    qd = self.angles(phi + sign * xd * xd, branch)
+                    nx = max(x + self.minimax(qx, qd, radius), 0.0)
+                    qn, cn, _ = self.point(phi + sign * nx * nx, branch)
+                    if cn < cx:
+                        x, qx, cx = nx, qn, cn
+                    else:
+                        radius *= 0.5
+                    if radius < 1e-9:
+                        break
+                if cx < best[2]:
+                    best = (qx, phi + sign * x * x, cx)
+        return best
+
+
+def _seeds(ring, phi0, spacing, branch):
+    # type: (List[Point], float, float, int) -> List[Tuple[List[float], float, float, int]]
+    """Up to SEEDS starts (angles, swivel, cost, branch): the ring's best local minima, or its least violating point."""
+    k = len(ring)
+    costs = [r[1] for r in ring]
+    if all(cst == INF for cst in costs):
+        i = min(range(k), key=lambda i: ring[i][2])
+        return [(ring[i][0], phi0 + i * spacing, INF, branch)]
+    minima = [i for i in range(k) if costs[i] < INF and costs[i] <= costs[i - 1] and costs[i] <= costs[(i + 1) % k]]
+    best = sorted(minima, key=costs.__getitem__)[:SEEDS]
+    return [(ring[i][0], phi0 + i * spacing, costs[i], branch) for i in best]
+
+
+def nearest(model, t, q0, extra=None):
+    # type: (Any, Sequence[float], Sequence[float], Optional[Callable[[List[float]], float]]) -> Tuple[List[float], float, float, bool, Circle, int]
+    """The allowed configuration on the target's circle with the shortest move from ``q0`` (floats).
+
+    Args:
+        model: the arm (an :class:`~nao_ik.model.ArmModel`).
+        t: the hand target (three floats).
+        q0: the start posture (five floats, inside the limits); WristYaw is held.
+        extra: an optional per-configuration margin (negative = forbidden), see the module docstring.
+
+    Returns:
+        (angles (a list of five floats), swivel, move time in seconds at full speed (INF where nothing was
+        found), found, the :class:`~nao_ik.geometry.scalar_swivel.Circle`, evaluations made).
+    """
+    k = arm(model)
+    c = circle(k, t, q0[4])
+    search = Search(k, c, q0, extra)
+    phi0 = swivel_angle(c, elbow_point(k, q0[0], q0[1]), k.s)
+    spacing = _TWO_PI / RING
+    count = RING
+    h = hand_point(k, q0)
+    if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
+        count = 1
+    # Both ElbowRoll branches where the second can be inside the limits.
+    two = _second_branch(k, c)
+    branches = (0, 1) if two else (0,)
+    rings = ([], []) if two else ([],)
+    for i in range(count):
+        points = search.both(phi0 + i * spacing)
+        for b in branches:
+            rings[b].append(points[b])
+    blocked = all(r[0][1] == INF for r in rings)  # the start's own swivel is not allowed
+    if count == 1 and blocked:
+        # Near the start but its swivel is not allowed (the start sits on a limit): the exact intervals,
+        # whose ends include the nearest.
+        best = search.nearest_boundary(phi0, branches)
+        if extra is not None:
+            best = search.beside(phi0, branches, best)
+        if best[2] == INF:
+            best = search.narrow(([0.0] * 5, phi0, INF))
+        if best[2] < INF:
+            q, phi, cost = search.past_fold(best)
+            return q, phi, cost, True, c, search.evaluations
+    if count == 1 and blocked:
+        for i in range(1, RING):
+            points = search.both(phi0 + i * spacing)
+            for b in branches:
+                rings[b].append(points[b])
+    best = None
+    for b in branches:
+        for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b):
+            run = search.refine(q, phi, cost, 0.5 * spacing, branch)
+            if best is None or run[2] < best[2]:
+                best = run
+    # A branch whose ring has no allowed swivel may still have an allowed interval narrower than the ring's
+    # spacing (near a limit, or the second branch's thin region): where a ring point was close to allowed,
+    # start from the exact intervals' ends and middles too.
+    close = [min(x[2] for x in r) < NARROW for r in rings]
+    missed = close[0] and best[2] == INF
+    if two:
+        missed = missed or ((best[2] == INF or close[1]) and rings[1][0][1] == INF)
+    if c.reachable and (missed or blocked):
+        # Also where the start's swivel is not allowed: the nearest may lie at the end of an interval narrower
+        # than the ring's spacing next to it.
+        best = search.narrow(best)
+    if two:  # folds are where the two branches meet
+        best = search.folds(phi0, best)
+    q, phi, cost = best
+    return q, phi, cost, cost < INF, c, search.evaluations
