@@ -122,8 +122,9 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         if not free.found or body_margin(model, free.q, ops) >= -SLACK:
             return free
         if not sampled_clear(model, np.array([t], dtype=float), np.array([q0[4]], dtype=float))[0][0]:
-            return free._replace(found=False)
-        return _nearest(model, t, q0, ops)
+            return free._replace(found=False, circle=free.circle or circle(model, t, q0[4], ops))
+        got = _nearest(model, t, q0, ops)
+        return got if got.circle is not None or got.found else got._replace(circle=circle(model, t, q0[4], ops))
     hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
     if not hit.any():
         return free
@@ -213,12 +214,13 @@ def _lowest(values: list, ops: Ops) -> Any:
 def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, rows: np.ndarray) -> tuple:
     """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
     k = arm(model)
+    extra = (lambda qq: body_margin(model, qq, SCALAR)) if model.body else None  # as margin_at has it
     q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
     phi, cost = (np.array(np.broadcast_to(x, rows.shape)) for x in best[1:])
     for i in np.flatnonzero(rows):
         ti = [float(x[i]) for x in t]
         q0i = [float(np.broadcast_to(x, rows.shape)[i]) for x in q0]
-        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i).narrow(([0.0] * 5, 0.0, INF))
+        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i, extra).narrow(([0.0] * 5, 0.0, INF))
         for j in range(5):
             q[j][i] = qi[j]
     return q, phi, cost
@@ -351,10 +353,11 @@ def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, b
         active = active[np.abs(hi[active] - lo[active]) >= BRACKET]
         if active.size <= HANDOFF:  # a few slow rows: numpy's per-call cost would dominate
             k = arm(model)
+            extra = (lambda q: body_margin(model, q, SCALAR)) if model.body else None  # as margin_at has it
             for i in active:
                 ci = scalar_circle(k, [float(np.broadcast_to(x, lo.shape)[i]) for x in c.hand],
                                    float(np.broadcast_to(c.wrist, lo.shape)[i]))  # fmt: skip
-                lo[i] = Search(k, ci, [0.0] * 5).boundary(float(lo[i]), float(hi[i]), branch)
+                lo[i] = Search(k, ci, [0.0] * 5, extra).boundary(float(lo[i]), float(hi[i]), branch)
             break
         la, ha, fl, fh = lo[active], hi[active], f_lo[active], f_hi[active]
         den = fl - fh
