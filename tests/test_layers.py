@@ -12,7 +12,7 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity", "pose"),
+    ("api", "all_solutions", "continuity", "pose", "frames", "reachability"),
     (
         "track",
         "bench",
