@@ -25,8 +25,10 @@ def test_agrees_with_solving_on_10000_random_points(arm):
     solved = np.asarray(run.error) <= TOL
     missed = np.flatnonzero(ok & ~solved)  # reachable, but the solver did not get there
     extra = np.flatnonzero(~ok & solved)  # solved within TOL, but not exactly reachable
-    print(f"\n{arm}: {len(pts)} points, reachable {ok.sum()}, solved {solved.sum()}, "
-          f"reachable-not-solved {missed.size}, solved-not-reachable {extra.size} (all within {TOL * 1e3:g} mm)")  # fmt: skip
+    print(
+        f"\n{arm}: {len(pts)} points, reachable {ok.sum()}, solved {solved.sum()}, reachable-not-solved "
+        f"{missed.size}, solved-not-reachable {extra.size} (all within {TOL * 1e3:g} mm)"
+    )
     assert ok.sum() > 0.1 * len(pts)
     assert missed.size == 0
     assert extra.size <= 0.002 * len(pts)
