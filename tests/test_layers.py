@@ -12,7 +12,7 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity", "pose", "frames", "reachability"),
+    ("api", "all_solutions", "continuity", "pose", "frames", "reachability", "pointing", "both_arms", "grasp"),
     (
         "track",
         "bench",
@@ -27,7 +27,7 @@ LAYERS = [
         "report_planar",
         "report_kt",
     ),
-    ("service", "qi_args", "jobs", "motion_link", "qilog"),  # the service and its parts
+    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog"),  # the service and its parts
     ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]
