@@ -16,6 +16,7 @@ LAYERS = [
     (
         "track",
         "bench",
+        "workspace",
         "pose_bench",
         "report",
         "report_alone",
