@@ -12,8 +12,10 @@ cloud, coloured by dexterity; needs matplotlib, in the ``dev`` and ``plot``
 extras).
 
 The body (issue 13): :func:`workspace` takes the body check of
-:mod:`nao_ik.reachability` (``clear``); the command has none until the body
-model is integrated, and says so.
+:mod:`nao_ik.reachability` (``clear``); ``--body`` adds the volume outside
+the body (:func:`body_check`: the arm's links at least the body model's
+margin from its parts), once the body model (``nao_ik.collision``) is in the
+package; without it ``--body`` says so and stops.
 """
 
 from __future__ import annotations
@@ -76,10 +78,24 @@ def workspace(arm: str, step: float = 0.01, wrist: float = 0.0, clear: ClearChec
     return Workspace(arm, step, g, ok, dex, float(ok.sum() * step**3 * 1e3), seconds)
 
 
-def write(ws: Workspace, out: str, picture: bool = True) -> list[str]:
-    """Write the data (npz, csv) and the picture (png) of a workspace into ``out``; returns the paths."""
+def body_check() -> ClearCheck:
+    """The body model's check (issue 13): every link at least ``nao_ik.body.MARGIN`` from the body's parts.
+
+    Raises:
+        RuntimeError: the body model is not in this package.
+    """
+    try:
+        from . import body, collision  # the body model of issue 13, where integrated
+    except ImportError:
+        raise RuntimeError("the body model (issue 13: nao_ik.body, nao_ik.collision) is not in this build") from None
+    return lambda model, q: collision.clearance_batch(model, q)[0] >= body.MARGIN
+
+
+def write(ws: Workspace, out: str, picture: bool = True, suffix: str = "") -> list[str]:
+    """Write the data (npz, csv) and the picture (png) of a workspace into ``out`` (names
+    ``workspace-ARM{suffix}.*``); returns the paths."""
     os.makedirs(out, exist_ok=True)
-    base = os.path.join(out, f"workspace-{ws.arm}")
+    base = os.path.join(out, f"workspace-{ws.arm}{suffix}")
     np.savez_compressed(base + ".npz", points=ws.points, reachable=ws.reachable, dexterity=ws.dexterity,
                         step=ws.step, litres=ws.litres)  # fmt: skip
     rows = np.concatenate([ws.points[ws.reachable], ws.dexterity[ws.reachable, None]], axis=1)
@@ -138,21 +154,38 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--step", type=float, default=0.01, help="grid spacing, metres (default 0.01)")
     p.add_argument("--wrist", type=float, default=0.0, help="the held WristYaw, radians (default 0)")
     p.add_argument("--no-picture", action="store_true", help="data only (no matplotlib needed)")
+    p.add_argument("--body", action="store_true", help="also the volume outside the body (needs the body model)")
     a = p.parse_args(argv)
     if not (math.isfinite(a.step) and 0.002 <= a.step <= 0.1):
         p.error(f"--step must be in [0.002, 0.1] m, got {a.step}")
     if not (math.isfinite(a.wrist) and abs(a.wrist) <= 1.8238):
         p.error(f"--wrist must be within WristYaw's limits (+-1.8238 rad), got {a.wrist}")
+    clear = None
+    if a.body:
+        try:
+            clear = body_check()
+        except RuntimeError as e:
+            print(f"nao-ik workspace: --body: {e}", file=sys.stderr)
+            return 2
     print("| arm | grid step (m) | points tested | reachable | volume (L), joint limits | median dexterity (deg) "
-          "| seconds |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+          "| seconds |" + (" volume (L), outside the body | median dexterity (deg) |" if clear else ""))  # fmt: skip
+    print("|---|---|---|---|---|---|---|" + ("---|---|" if clear else ""))
     for arm in ARMS if a.arm == "both" else (a.arm,):
         ws = workspace(arm, a.step, a.wrist)
         paths = write(ws, a.out, picture=not a.no_picture)
-        med = float(np.median(ws.dexterity[ws.reachable])) if ws.reachable.any() else 0.0
-        print(f"| {arm} | {a.step:g} | {len(ws.points):,} | {int(ws.reachable.sum()):,} | {ws.litres:.3f} "
-              f"| {med:.1f} | {ws.seconds:.1f} |")  # fmt: skip
+        row = f"| {arm} | {a.step:g} | {len(ws.points):,} | {int(ws.reachable.sum()):,} | {ws.litres:.3f} " \
+              f"| {_median(ws):.1f} | {ws.seconds:.1f} |"  # fmt: skip
+        if clear:
+            wb = workspace(arm, a.step, a.wrist, clear)
+            paths += write(wb, a.out, picture=not a.no_picture, suffix="-body")
+            row += f" {wb.litres:.3f} | {_median(wb):.1f} |"
+        print(row)
         for path in paths:
             print(f"  wrote {path}", file=sys.stderr)
-    print("\nWithout the body: the body model (issue 13) plugs in through workspace(clear=...) once integrated.\n")
+    if not clear:
+        print("\nThe joint limits alone: --body adds the volume outside the body (the body model of issue 13).\n")
     return 0
+
+
+def _median(ws: Workspace) -> float:
+    return float(np.median(ws.dexterity[ws.reachable])) if ws.reachable.any() else 0.0

@@ -23,3 +23,15 @@ def test_workspace_writes_picture_and_data(tmp_path, capsys):
     model = arm_model("RArm")
     for i in np.flatnonzero(ok)[:: max(1, ok.sum() // 10)]:  # the data is the library's answer
         assert is_reachable(pts[i], model).dexterity == dex[i]
+
+
+def test_workspace_body_option_says_when_the_body_model_is_missing(tmp_path, capsys):
+    try:
+        import nao_ik.collision  # noqa: F401
+    except ImportError:
+        assert main(["workspace", "--out", str(tmp_path), "--step", "0.1", "--body"]) == 2
+        assert "body model" in capsys.readouterr().err
+    else:  # integrated: both volumes, the body's no larger
+        assert main(["workspace", "--out", str(tmp_path), "--step", "0.05", "--body"]) == 0
+        a, b = (float(np.load(tmp_path / f"workspace-LArm{s}.npz")["litres"]) for s in ("", "-body"))
+        assert 0 < b <= a
