@@ -820,7 +820,8 @@ class NaoArmIK:
     @_private
     def _wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float) -> None:
         """Wait until the sensed angles are at the command (1 mrad), the job is stopped, or time is up."""
-        limit = min(end, time.monotonic() + 2.0 * seconds + ARRIVAL_MARGIN)
+        allowed = 2.0 * seconds + ARRIVAL_MARGIN
+        limit = min(end, time.monotonic() + allowed)
         while True:
             now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
             if max(abs(a - b) for a, b in zip(now, angles)) <= ARRIVAL_TOLERANCE:
@@ -828,7 +829,7 @@ class NaoArmIK:
             if job.stop.wait(CYCLE):
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
-                raise RuntimeError(f"the robot did not get there within {limit - time.monotonic() + seconds:.1f} s")
+                raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
 
 
 def _side(target: tuple) -> str:
