@@ -171,3 +171,22 @@ def test_motors_off_refuse_the_hand_and_both_arms(stack):
     with pytest.raises(RuntimeError, match="motors are off"):
         stack.ik.reachBoth([0.1, 0.15, 0.0], [0.1, -0.15, 0.0], "")
     assert stack.moves() == []
+
+
+def test_readme_recipes_run(awake):
+    """The README's recipes: a point in FRAME_ROBOT (where a detection would be) picked up; a wave."""
+    import math
+
+    ik = awake.ik
+    torso = np.array(awake.motion.getTransform("Torso", 2, True)).reshape(4, 4)
+    x, y, z = frames.point_from_torso(nao_ik.forward(POSTURE["LArm"], "LArm"), torso)  # as ALTracker would give it
+    arm = "LArm" if ik.isReachable("LArm", x, y, z, 2)["reachable"] else "RArm"
+    r = ik.nearestReachable(arm, x, y, z, 2)
+    assert arm == "LArm" and r["reachable"]
+    ik.setSpeed(1.0)
+    g = ik.grasp(arm, *r["targetTorso"], [1.0, 0.0, 0.0])
+    assert g["completed"] and g["failedStep"] == ""
+    wave = [[0.06, 0.16 + 0.05 * math.sin(2 * math.pi * k / 50), 0.26] for k in range(100)]
+    t = ik.trackPath("LArm", wave, "dls")
+    assert t["completed"] and t["rmsError"] < 1e-4
+    assert awake.stub.getViolations() == []
