@@ -115,7 +115,8 @@ def draw(ws: Workspace, path: str) -> None:
     import matplotlib.pyplot as plt
 
     s = np.asarray(arm_model(ws.arm).shoulder)
-    fig = plt.figure(figsize=(16, 4.6))
+    fig = plt.figure(figsize=(17, 4.6))
+    fig.subplots_adjust(wspace=0.35)
     vmax = max(float(ws.dexterity.max()), 1.0)
     slices = ((0, 1, 2, "x-y at shoulder height"), (0, 2, 1, "x-z through the shoulder"),
               (1, 2, 0, "y-z through the shoulder"))  # fmt: skip
