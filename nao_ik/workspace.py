@@ -61,7 +61,8 @@ def workspace(arm: str, step: float = 0.01, wrist: float = 0.0, clear: ClearChec
 
     Args:
         arm: ``"LArm"`` or ``"RArm"``.
-        step: grid spacing, metres (the cube reaches the longest shoulder-hand distance plus a step).
+        step: grid spacing, metres (the cube, centred on the shoulder, reaches the longest shoulder-hand distance
+            plus a step).
         wrist: the held WristYaw, radians.
         clear: the body check, or None (the joint limits alone).
 
@@ -69,8 +70,8 @@ def workspace(arm: str, step: float = 0.01, wrist: float = 0.0, clear: ClearChec
         :class:`Workspace`.
     """
     model = arm_model(arm)
-    reach = distance_range(model, wrist)[1] + step
-    axis = np.arange(-reach, reach + step / 2, step)
+    k = math.ceil(distance_range(model, wrist)[1] / step) + 1
+    axis = np.arange(-k, k + 1) * step  # symmetric about the shoulder: the two arms' grids are mirror images
     g = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), axis=-1).reshape(-1, 3) + np.asarray(model.shoulder)
     t0 = time.perf_counter()
     ok, dex = reachable_batch(g, model, wrist, clear)
