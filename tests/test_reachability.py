@@ -77,3 +77,12 @@ def test_bad_input_is_refused():
         is_reachable([0.1, float("nan"), 0.0])
     with pytest.raises(ValueError, match="unknown arm"):
         nearest_reachable([0.1, 0.1, 0.0], "Leg")
+
+
+def test_the_arms_are_mirror_images():
+    """RArm's answer at a point mirrored through the torso's x-z plane is LArm's (the workspace's volumes match)."""
+    left, right = arm_model("LArm"), arm_model("RArm")
+    pts = np.asarray(left.shoulder) + np.random.default_rng(4).uniform(-0.24, 0.24, size=(2000, 3))
+    a, da = reachable_batch(pts, left)
+    b, db = reachable_batch(pts * [1.0, -1.0, 1.0], right)
+    assert a.sum() > 200 and np.array_equal(a, b) and np.allclose(da, db, atol=1e-9)
