@@ -142,7 +142,7 @@ def solve_batch(
     if n > BATCH_BLOCK:  # in blocks: each target's answer is its own, memory stays bounded
         blocks = [(t[i : i + BATCH_BLOCK], None if initial is None else q0[i : i + BATCH_BLOCK])
                   for i in range(0, n, BATCH_BLOCK)]  # fmt: skip
-        parts = [solve_batch(bt, model, method, bq, tol, cap) for bt, bq in blocks]
+        parts = [solve_batch(bt, model, method, bq, tol, max_iterations) for bt, bq in blocks]
         arrays = {f: np.concatenate([getattr(p, f) for p in parts]) for f, v in parts[0]._asdict().items()
                   if isinstance(v, np.ndarray)}  # fmt: skip
         return parts[0]._replace(**arrays)

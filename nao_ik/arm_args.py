@@ -42,6 +42,7 @@ ARM_KINDS: dict[str, Callable[[Any], Any]] = {
 #: The issue-19 methods' arguments.
 ARM_SPECS: dict[str, Spec] = {
     "reachToInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
+    "reachToInFrameWithSpeed": Spec(("arm", "x", "y", "z", "frame", "method", "fractionMaxSpeed")),
     "computeAnglesInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
     "reachToPoseInFrame": Spec(("arm", "position6D", "frame", "axisMask", "method")),
     "computePoseInFrame": Spec(("arm", "position6D", "frame", "axisMask", "method")),

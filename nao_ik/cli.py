@@ -75,9 +75,19 @@ def sim_main(argv: Sequence[str]) -> int:
     p.add_argument("--view-port", type=int, default=8080, help="its port (default 8080, or the next free one)")
     p.add_argument("--view-rate", type=float, default=50.0, help="joint readings per second while watched (default 50)")
     p.add_argument("--record", metavar="FILE", help="with --view: write the joint trajectories to FILE (JSON lines)")
+    p.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="milliseconds added to every ALMotion call, half each way, as over a network (default 0)",
+    )
     a = p.parse_args(argv)
     if a.record and not a.view:
         p.error("--record needs --view")
+    if not 0 <= a.latency_ms <= 10000:
+        p.error(f"--latency-ms must be in [0, 10000], got {a.latency_ms:g}")
+    if a.latency_ms and a.view:
+        p.error("--latency-ms and --view cannot be combined")
     if not 0 < a.view_rate <= 50:
         p.error(f"--view-rate must be in (0, 50] Hz, got {a.view_rate:g}")
     quiet_qi()
@@ -91,7 +101,7 @@ def sim_main(argv: Sequence[str]) -> int:
         return 0
     from .server import run_sim
 
-    run_sim(a.listen, ready=ready, apps_dir=a.apps_dir)
+    run_sim(a.listen, ready=ready, apps_dir=a.apps_dir, latency=a.latency_ms / 1e3)
     return 0
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .api import METHODS
 from .kinematics import joint_positions
+from .latency import format_costs, measure
 from .model import arm_model
 
 # A handful of targets in front of the robot (FRAME_TORSO, metres), and one out of reach.
@@ -53,6 +54,8 @@ def run_demo(
     speed: float = 1.0,
     view_port: int | None = None,
     view_wait: float = 0.0,
+    rounds: int = 300,
+    latency_ms: float = 0.0,
 ) -> list[Reach]:
     """Run the demo; print the table; write ``demo.png`` and ``demo.md`` into ``out_dir``.
 
@@ -62,6 +65,8 @@ def run_demo(
         speed: fractionMaxSpeed of the simulated motions.
         view_port: if given, serve the live view (:mod:`nao_ik.view`) on this port while the demo runs.
         view_wait: seconds the view stays up after the last reach.
+        rounds: rounds of single calls timed against ALMotion.getAngles (:mod:`nao_ik.latency`); 0: none.
+        latency_ms: the simulated robot's latency, milliseconds per ALMotion call (half each way).
     """
     import qi
 
@@ -71,11 +76,11 @@ def run_demo(
 
     methods = list(methods or [m for m in METHODS if m != "jacobian"])
     rows: list[Reach] = []
-    with SimulatedRobot() as robot:
+    with SimulatedRobot(latency=latency_ms / 1e3) as robot:
         server = qi.Session()
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
-        register(server)
+        service, _ = register(server)
         user = qi.Session()
         user.connect(robot.url)
         ik = user.service("NaoArmIK")
@@ -113,28 +118,22 @@ def run_demo(
                         list(r["angles"]),
                     )
                 )
-        # The cost of the qi hop itself, measured in the same run.
-        names = list(arm_model("LArm").names)
-        plain = []
-        for _ in range(50):
-            t0 = time.perf_counter()
-            motion.getAngles(names, True)
-            plain.append((time.perf_counter() - t0) * 1e3)
+        # What a call costs against one robot round trip, measured in the same run.
+        costs = measure(ik, motion, rounds) if rounds > 0 else []
         if viewer is not None:
             if view_wait > 0:
                 print(f"view: {viewer.url} stays open {view_wait:g} s", flush=True)
                 time.sleep(view_wait)
             viewer.stop()
         motion.rest()
+        service.close()  # its reader of the arms stops before the sessions close
         user.close()
         server.close()
     table = format_table(rows)
     reach_med = statistics.median(r.round_trip_ms for r in rows)
-    plain_med = statistics.median(plain)
-    summary = (
-        f"median reachTo round trip over qi: {reach_med:.2f} ms; median ALMotion.getAngles round trip "
-        f"in the same run: {plain_med:.2f} ms (ratio {reach_med / plain_med:.1f})"
-    )
+    summary = f"median reachTo round trip over qi in the table: {reach_med:.2f} ms"
+    if costs:
+        summary += "\n\n" + format_costs(costs, latency_ms)
     print()
     print(table)
     print()
@@ -225,13 +224,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--view", action="store_true", help="serve the live 3-D view while the demo runs (extra 'view')")
     p.add_argument("--view-port", type=int, default=8080, help="the view's port (default 8080, or the next free one)")
     p.add_argument("--view-wait", type=float, default=0.0, help="seconds the view stays up after the reaches")
+    p.add_argument(
+        "--rounds", type=int, default=300, help="rounds of single calls timed against getAngles (default 300; 0: none)"
+    )
+    p.add_argument("--latency-ms", type=float, default=0.0, help="the simulated robot's latency (default 0)")
     a = p.parse_args(argv)
+    if not 0 <= a.rounds <= 100000 or not 0 <= a.latency_ms <= 10000:
+        p.error("--rounds must be in [0, 100000] and --latency-ms in [0, 10000]")
     if a.view:
         try:
             import viser  # noqa: F401
         except ImportError:
             p.error("--view needs the 'view' extra: pip install 'nao-ik[view]'")
-    run_demo(a.out, a.methods, a.speed, a.view_port if a.view else None, a.view_wait)
+    run_demo(a.out, a.methods, a.speed, a.view_port if a.view else None, a.view_wait, a.rounds, a.latency_ms)
     return 0
 
 

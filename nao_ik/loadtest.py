@@ -23,6 +23,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from .bench import sample_targets
+from .latency import format_costs, measure
 from .model import ARMS
 
 METHODS = ("dls", "fabrik", "jacobian-pinv", "sdls")
@@ -46,6 +47,8 @@ class LoadReport(NamedTuple):
     rss_start_mb: float
     rss_warm_mb: float
     rss_end_mb: float
+    latency_ms: float = 0.0
+    costs: list = []  # a NamedTuple default, never mutated
 
 
 def _free_port() -> int:
@@ -125,10 +128,20 @@ def _client(url: str, seconds: float, seed: int, queue: mp.Queue) -> None:
     queue.put((latencies, answers, failures))
 
 
-def run_load(clients: int = 4, seconds: float = 10.0, seed: int = 0) -> LoadReport:
-    """Run the load test and return its figures."""
+def run_load(
+    clients: int = 4, seconds: float = 10.0, seed: int = 0, latency_ms: float = 0.0, rounds: int = 0
+) -> LoadReport:
+    """Run the load test and return its figures.
+
+    Args:
+        clients: client processes calling at once.
+        seconds: how long they call.
+        seed: their targets' seed.
+        latency_ms: the simulated robot's latency (``nao-ik sim --latency-ms``).
+        rounds: if > 0, first measure the cost of single calls (:func:`nao_ik.latency.measure`) over so many rounds.
+    """
     url = f"tcp://127.0.0.1:{_free_port()}"
-    sim = _start(["sim", "--listen", url], "listening")
+    sim = _start(["sim", "--listen", url, "--latency-ms", f"{latency_ms:g}"], "listening")
     serve = None
     try:
         serve = _start(["serve", "--qi-url", url], "registered")
@@ -140,6 +153,7 @@ def run_load(clients: int = 4, seconds: float = 10.0, seed: int = 0) -> LoadRepo
         session.connect(url)
         motion = session.service("ALMotion")
         motion.wakeUp()
+        costs = measure(session.service("NaoArmIK"), motion, rounds) if rounds > 0 else []
         motion.clearRecordedCommands()
         rss_start = _rss_mb(serve.pid)
         ctx = mp.get_context("spawn")
@@ -185,13 +199,17 @@ def run_load(clients: int = 4, seconds: float = 10.0, seed: int = 0) -> LoadRepo
         rss_start,
         rss_warm,
         rss_end,
+        latency_ms,
+        costs,
     )
 
 
 def format_report(r: LoadReport) -> str:
-    """A markdown table of one run."""
+    """A markdown table of one run (after the single calls' costs, if they were measured)."""
+    costs = [format_costs(r.costs, r.latency_ms), ""] if r.costs else []
     return "\n".join(
-        [
+        costs
+        + [
             "| clients | seconds | calls | failures | calls/s | p50 (ms) | p99 (ms) | max (ms) | setAngles recorded "
             "| unmatched | violations | service RSS start / warm / end (MB) |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -213,10 +231,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=4)
     p.add_argument("--seconds", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--latency-ms", type=float, default=0.0, help="the simulated robot's latency (default 0)")
+    p.add_argument(
+        "--rounds", type=int, default=300, help="rounds of single calls timed first, one client (default 300; 0: none)"
+    )
     a = p.parse_args(argv)
     if not 1 <= a.clients <= 64 or not 0 < a.seconds <= 3600:
         p.error("--clients must be in 1..64 and --seconds in (0, 3600]")
-    report = run_load(a.clients, a.seconds, a.seed)
+    if not 0 <= a.latency_ms <= 10000 or not 0 <= a.rounds <= 100000:
+        p.error("--latency-ms must be in [0, 10000] and --rounds in [0, 100000]")
+    report = run_load(a.clients, a.seconds, a.seed, a.latency_ms, a.rounds)
     print(format_report(report))
     if report.failure_examples:
         print("failures, first ones:", *report.failure_examples, sep="\n  ")

@@ -12,13 +12,24 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from typing import Any, Callable, Sequence
+import time
+from collections import deque
+from typing import Any, Callable, NamedTuple, Sequence
 
 import qi
 
 #: Seconds one ALMotion call may take (``setAngles`` returns at once on a robot; a
 #: ``getAngles`` over Wi-Fi takes milliseconds).
 MOTION_TIMEOUT = 2.0
+
+
+class Pending(NamedTuple):
+    """An ALMotion call in flight (:meth:`MotionLink.start`); :meth:`MotionLink.result` gets its answer."""
+
+    future: Any
+    what: str
+    limit: float
+    proxy: Any
 
 
 class MotionLink:
@@ -43,6 +54,14 @@ class MotionLink:
         Raises:
             RuntimeError: ALMotion unreachable, the call failed, or no answer in time.
         """
+        return self.result(self.start(method, *args, budget=budget))
+
+    def start(self, method: str, *args: Any, budget: float | None = None) -> Pending:
+        """Send ``ALMotion.method(*args)`` without waiting for its answer (several can be in flight at once).
+
+        Raises:
+            RuntimeError: ALMotion unreachable, or the call could not be sent.
+        """
         limit = self.timeout if budget is None else max(0.0, min(self.timeout, budget))
         proxy = self._get(limit)
         try:
@@ -50,7 +69,24 @@ class MotionLink:
         except Exception as e:  # a dead proxy fails at once
             self._drop(proxy)
             raise RuntimeError(f"ALMotion.{method} failed: {_first_line(e)}") from None
-        return self._wait(fut, f"ALMotion.{method}", limit, proxy)
+        return Pending(fut, f"ALMotion.{method}", limit, proxy)
+
+    def result(self, pending: Pending, limit: float | None = None) -> Any:
+        """The answer of a call :meth:`start` sent, waiting at most its limit (or ``limit``) seconds from now.
+
+        Raises:
+            RuntimeError: the call failed, or no answer in time (the call is then cancelled).
+        """
+        wait = pending.limit if limit is None else max(0.0, min(pending.limit, limit))
+        return self._wait(pending.future, pending.what, wait, pending.proxy)
+
+    def failure(self, pending: Pending) -> str:
+        """Why a finished call failed ("" if it succeeded or has not answered yet); never waits."""
+        fut = pending.future
+        if fut.isFinished() and fut.hasError():
+            self._drop(pending.proxy)
+            return f"{pending.what} failed: {_first_line(fut.error())}"
+        return ""
 
     def numbers(self, method: str, *args: Any, count: int, budget: float | None = None) -> list[float]:
         """A call whose reply must be ``count`` finite real numbers (one per joint)."""
@@ -90,6 +126,52 @@ class MotionLink:
         with self._lock:
             if proxy is None or self._proxy is proxy:
                 self._proxy = None
+
+
+#: Commands one arm may have unanswered before the next one waits for the oldest answer.
+MAX_UNANSWERED = 16
+
+
+class Unanswered:
+    """Commands sent without waiting for ALMotion's answer, checked by the next call (one per arm).
+
+    Args:
+        link: the line they were sent on.
+    """
+
+    def __init__(self, link: MotionLink):
+        self._link = link
+        self._sent: deque = deque()  # (monotonic time sent, Pending), oldest first
+
+    def add(self, pending: Pending) -> None:
+        """A command just sent."""
+        self._sent.append((time.monotonic(), pending))
+
+    def check(self, budget: float) -> None:
+        """Forget the answered commands; raise the first failure, or a command unanswered past its limit.
+
+        Waits only for a command older than its time limit (or the oldest when too many are
+        unanswered), at most ``budget`` seconds. After a failure the list is empty.
+
+        Raises:
+            RuntimeError: naming the failed command.
+        """
+        try:
+            for t, p in list(self._sent):
+                late = time.monotonic() - t >= p.limit or len(self._sent) > MAX_UNANSWERED
+                if p.future.isFinished() or late:
+                    self._link.result(p, budget)  # raises its failure or its timeout
+                    self._sent.popleft()
+                else:
+                    break
+        except RuntimeError:
+            self._sent.clear()
+            raise
+        for _, p in self._sent:  # answered later than a younger one (the stub keeps order, a robot may not)
+            failed = self._link.failure(p)
+            if failed:
+                self._sent.clear()
+                raise RuntimeError(failed)
 
 
 def reply_numbers(reply: Any, count: int, what: str) -> list[float]:

@@ -68,6 +68,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "method": _method,
     "points": _points,
     "fraction": validate.speed,
+    "fractionMaxSpeed": validate.speed,
     "position6D": check_position6d,
     "axisMask": check_axis_mask,
 }
@@ -76,12 +77,15 @@ KINDS: dict[str, Callable[[Any], Any]] = {
 SPECS: dict[str, Spec] = {
     "reachTo": Spec(("x", "y", "z", "method")),
     "reachToWithArm": Spec(("arm", "x", "y", "z", "method")),
+    "reachToWithSpeed": Spec(("arm", "x", "y", "z", "method", "fractionMaxSpeed")),
     "computeAngles": Spec(("arm", "x", "y", "z", "method")),
     "computeAllSolutions": Spec(("arm", "x", "y", "z")),
     "trackPath": Spec(("arm", "points", "method")),
+    "trackPathWithSpeed": Spec(("arm", "points", "method", "fractionMaxSpeed")),
     "setSpeed": Spec(("fraction",)),
     "stopPath": Spec(("arm",)),
     "reachToPose": Spec(("arm", "position6D", "axisMask", "method")),
+    "reachToPoseWithSpeed": Spec(("arm", "position6D", "axisMask", "method", "fractionMaxSpeed")),
     "computePose": Spec(("arm", "position6D", "axisMask", "method")),
     "getPose": Spec(("arm",)),
 }

@@ -173,12 +173,16 @@ def run_sim(
     stop: threading.Event | None = None,
     ready: Callable[[str], None] | None = None,
     apps_dir: str | None = None,
+    latency: float = 0.0,
 ) -> None:
-    """Run a simulated robot (stub ALMotion, optionally a PackageManager) until ``stop``."""
+    """Run a simulated robot (stub ALMotion, optionally a PackageManager) until ``stop``.
+
+    ``latency``: seconds added to every ALMotion call, half each way (:mod:`sim_stub.latency`).
+    """
     from sim_stub.robot import SimulatedRobot
 
     stop = stop or stop_on_signals()
-    with SimulatedRobot(listen, apps_dir=apps_dir) as robot:
+    with SimulatedRobot(listen, apps_dir=apps_dir, latency=latency) as robot:
         if ready:
             ready(robot.url)
         while not stop.is_set():

@@ -54,12 +54,13 @@ from .frames import FRAME_TORSO, check_transform, point_from_torso, point_to_tor
 from .grasp import CLOSED, OPEN, plan_grasp
 from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
-from .motion_link import MOTION_TIMEOUT, MotionLink, reply_limits
+from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
 from .pointing import point_at
 from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
 from .qilog import ServiceLog
 from .reachability import ClearCheck, is_reachable, nearest_reachable
+from .sensed import SensedCache
 from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
@@ -114,7 +115,9 @@ class NaoArmIK:
         self._speed = validate.speed(speed)
         self._budget = validate.positive(call_budget, "call_budget")
         self._models: dict[str, ArmModel] = {}
-        self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._models.clear)
+        self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._new_motion)
+        self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names])
+        self._sent = {arm: Unanswered(self._motion) for arm in ARMS}  # the arms' commands not answered yet
         self._arms = {arm: ArmChannel(arm) for arm in ARMS}
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
@@ -133,6 +136,15 @@ class NaoArmIK:
         """Move the named arm ("LArm" or "RArm") to (x, y, z)."""
         a = self._decode("reachToWithArm", (arm, x, y, z, method))
         return self._submit("reachToWithArm", lambda job, end: self._reach(a["arm"], a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def reachToWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``reachToWithArm`` at this call's own fraction of the joints' maximum speed, in [0.01, 1].
+
+        The service's default (``setSpeed``) is left alone: callers do not change each other's speed.
+        """
+        a = self._decode("reachToWithSpeed", (arm, x, y, z, method, fractionMaxSpeed))
+        return self._submit("reachToWithSpeed", lambda job, end: self._reach(a["arm"], a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def computeAngles(self, arm: Any, x: Any, y: Any, z: Any, method: Any) -> Any:
@@ -173,6 +185,13 @@ class NaoArmIK:
         return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def trackPathWithSpeed(self, arm: Any, points: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``trackPath`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("trackPathWithSpeed", (arm, points, method, fractionMaxSpeed))
+        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
+        return self._submit("trackPathWithSpeed", lambda job, end: self._track(a["arm"], a, job, end), extra)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
         """Give the named arm's hand a pose: ``position6D`` [x, y, z, wx, wy, wz] (FRAME_TORSO, Rz*Ry*Rx).
 
@@ -184,6 +203,14 @@ class NaoArmIK:
         """
         a = self._decode("reachToPose", (arm, position6D, axisMask, method))
         return self._submit("reachToPose", lambda job, end: self._reach_pose(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def reachToPoseWithSpeed(  # noqa: N803 (qi names)
+        self, arm: Any, position6D: Any, axisMask: Any, method: Any, fractionMaxSpeed: Any
+    ) -> Any:
+        """``reachToPose`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("reachToPoseWithSpeed", (arm, position6D, axisMask, method, fractionMaxSpeed))
+        return self._submit("reachToPoseWithSpeed", lambda job, end: self._reach_pose(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def computePose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
@@ -197,7 +224,7 @@ class NaoArmIK:
         a = self._decode("getPose", (arm,))
 
         def work(job: Job, end: float) -> list:
-            model, current = self._arm_state(a["arm"], motors=False, end=end)
+            model, current = self._arm_state(a["arm"], motors=False, end=end, fresh=True)
             return [float(v) for v in forward_pose(current, model)]
 
         return self._submit("getPose", work)
@@ -232,6 +259,7 @@ class NaoArmIK:
     def close(self, timeout: float = 5.0) -> None:
         """Stop every path, refuse new calls, and wait (at most ``timeout`` s) for running calls."""
         self._closing.set()
+        self._sensed.close()
         for channel in self._arms.values():
             channel.stop("the service is stopping", timeout)
         self._workers.shutdown(wait=False, cancel_futures=True)
@@ -293,12 +321,17 @@ class NaoArmIK:
         if move:
             self._arms[arm].take(job, _left(end))
         try:
+            if move:
+                self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=move, end=end)
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve(target, model, name, initial=start)
             solve_ms = (time.perf_counter() - t0) * 1e3
-            safe, clamped, change, seconds = self._command(model, sol.angles, start, move, end, f"{name} for {target}")
+            what = f"{name} for {target}"
+            safe, clamped, change, seconds = self._command(
+                model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed")
+            )
         finally:
             if move:
                 self._arms[arm].release(job)
@@ -328,27 +361,54 @@ class NaoArmIK:
         }
 
     @_private
-    def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str) -> tuple:
+    def _command(
+        self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str, speed: float | None = None
+    ) -> tuple:
         """The last line of defence before setAngles, and the command itself when moving.
 
-        Nothing non-finite is sent; the angles are clamped into the robot's limits.
+        Nothing non-finite is sent; the angles are clamped into the robot's limits. The command
+        goes out without waiting for ALMotion's answer (:meth:`_send`); ``speed`` is its
+        fractionMaxSpeed (default: the service's).
 
         Returns:
             (angles sent, names of the joints clamped, largest joint change in rad,
             seconds the move takes: setAngles moves each joint at fractionMaxSpeed of its own maximum velocity).
         """
+        speed = self._speed if speed is None else speed
         angles = [float(q) for q in angles]
         if not all(math.isfinite(q) for q in angles):
             raise RuntimeError(f"{what} produced a non-finite angle; nothing sent")
         safe = list(model.clamp(angles))
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = max(abs(q - q0) for q, q0 in zip(safe, start))
-        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / self._speed
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / speed
         if move:
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing sent")
-            self._motion.call("setAngles", list(model.names), safe, self._speed, budget=_left(end))
+            self._send(model.arm, list(model.names), safe, speed, end)
         return safe, clamped, change, seconds
+
+    @_private
+    def _send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
+        """``setAngles`` without waiting for ALMotion's answer; its failure reaches the arm's next call.
+
+        Safe because the angles are checked already and the arm's commands stay in order (one job
+        at a time sends on an arm, over one connection). The arm's next call first checks the
+        answers (:meth:`_settle`).
+        """
+        pending = self._motion.start("setAngles", names, angles, speed, budget=_left(end))
+        failed = self._motion.failure(pending)  # refused at once (ALMotion gone): this caller hears it
+        if failed:
+            raise RuntimeError(failed)
+        self._sent[arm].add(pending)
+
+    @_private
+    def _settle(self, arm: str, end: float) -> None:
+        """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
+        try:
+            self._sent[arm].check(_left(end))
+        except RuntimeError as e:
+            raise RuntimeError(f"an earlier command to {arm} failed, so this one was not sent: {e}") from None
 
     @_private
     def _reach_pose(self, a: dict, job: Job | None, end: float) -> dict:
@@ -363,13 +423,15 @@ class NaoArmIK:
         if move:
             self._arms[arm].take(job, _left(end))
         try:
+            if move:
+                self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=move, end=end)
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve_pose(pose, model, mask, initial=start, method=method)
             solve_ms = (time.perf_counter() - t0) * 1e3
             safe, clamped, change, seconds = self._command(
-                model, sol.angles, start, move, end, f"{method} for {list(pose)}"
+                model, sol.angles, start, move, end, f"{method} for {list(pose)}", a.get("fractionMaxSpeed")
             )
         finally:
             if move:
@@ -401,9 +463,11 @@ class NaoArmIK:
     @_private
     def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
+        speed = a.get("fractionMaxSpeed", self._speed)
         channel = self._arms[arm]
         channel.take(job, _left(end))
         try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             names = list(model.names)
             track = track_path(a["points"], model, name, initial=start)
@@ -419,7 +483,7 @@ class NaoArmIK:
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
-                self._motion.call("setAngles", names, q, self._speed, budget=_left(end))
+                self._motion.call("setAngles", names, q, speed, budget=_left(end))
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -439,27 +503,28 @@ class NaoArmIK:
         }
 
     @_private
-    def _arm_state(self, arm: str, motors: bool, end: float) -> tuple:
+    def _arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:
         """The arm's model with the robot's limits, and its sensed angles (checked, clamped).
 
-        With ``motors``, first refuse an arm whose motors are off.
+        The angles are at most two control cycles old (:mod:`nao_ik.sensed`), read now with ``fresh``.
+        With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
+        cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
         """
         model = self._model(arm, end)
         names = list(model.names)
+        current, stiff = self._sensed.read(names, _left(end), fresh)
+        if motors and not fresh and not all(v > 0.0 for v in stiff):
+            # Off in a cached reading: read again before refusing (a wakeUp may have come since).
+            current, stiff = self._sensed.read(names, _left(end), fresh=True)
         if motors:
-            self._check_motors(arm, names, end)
-        current = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
+            _check_motors(arm, names, stiff)
         return model, model.clamp(current)
 
     @_private
-    def _check_motors(self, arm: str, names: list, end: float) -> None:
-        stiff = self._motion.numbers("getStiffnesses", names, count=len(names), budget=_left(end))
-        off = [n for n, s in zip(names, stiff) if not s > 0.0]
-        if off:
-            raise RuntimeError(
-                f"{arm} motors are off (stiffness 0 on {', '.join(off)}): "
-                "call ALMotion.wakeUp() or setStiffnesses first"
-            )
+    def _new_motion(self) -> None:
+        """A new ALMotion: its limits and readings are read again; commands sent to the old one are forgotten."""
+        self._models.clear()
+        self._sensed.invalidate()
 
     @_private
     def _all(self, arm: str, target: tuple, end: float) -> dict:
@@ -505,6 +570,14 @@ class NaoArmIK:
         """
         a = self._decode_arms("reachToInFrame", (arm, x, y, z, frame, method))
         return self._submit("reachToInFrame", lambda job, end: self._reach_in_frame(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 7)
+    def reachToInFrameWithSpeed(  # noqa: N803 (qi names)
+        self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any, fractionMaxSpeed: Any
+    ) -> Any:
+        """``reachToInFrame`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode_arms("reachToInFrameWithSpeed", (arm, x, y, z, frame, method, fractionMaxSpeed))
+        return self._submit("reachToInFrameWithSpeed", lambda job, end: self._reach_in_frame(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def computeAnglesInFrame(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any) -> Any:
@@ -663,6 +736,7 @@ class NaoArmIK:
         t = point_to_torso(a["target"], torso)
         self._arms[arm].take(job, _left(end))
         try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             p = point_at(t, model, start)
             moved = p.found
@@ -691,6 +765,8 @@ class NaoArmIK:
         for arm in ARMS:  # always LArm then RArm: two callers of reachBoth never wait for each other's second arm
             self._arms[arm].take(job, _left(end))
         try:
+            for arm in ARMS:
+                self._settle(arm, end)  # the arms' earlier commands: none failed
             states = [self._arm_state(arm, motors=True, end=end) for arm in ARMS]
             models = (states[0][0], states[1][0])
             both = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
@@ -758,7 +834,7 @@ class NaoArmIK:
             lo, hi, velocity = math.nan, math.nan, math.nan
         if not (lo <= hi and velocity > 0):
             raise RuntimeError(f"ALMotion.getLimits returned unusable limits for {hand}: {limits}")
-        self._check_motors(arm, [hand], end)
+        _check_motors(arm, [hand], self._motion.numbers("getStiffnesses", [hand], count=1, budget=_left(end)))
         value = min(max(float(opening), lo), hi)
         if not math.isfinite(value):
             raise RuntimeError(f"{hand}: non-finite opening; nothing sent")
@@ -772,6 +848,7 @@ class NaoArmIK:
         self._arms[arm].take(job, _left(end))
         done: list = []
         try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             plan = plan_grasp(a["target"], a["approach"], model, start, DEFAULT_METHOD)
             failed, reason = plan.failed, plan.reason
@@ -830,6 +907,15 @@ class NaoArmIK:
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
+
+
+def _check_motors(arm: str, names: list, stiffness: list) -> None:
+    """Refuse an arm whose motors are off (the service does not switch them on by itself)."""
+    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
+    if off:
+        raise RuntimeError(
+            f"{arm} motors are off (stiffness 0 on {', '.join(off)}): call ALMotion.wakeUp() or setStiffnesses first"
+        )
 
 
 def _side(target: tuple) -> str:

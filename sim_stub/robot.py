@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import qi
 
+from .latency import LatentMotion
 from .motion import StubMotion
 from .packages import StubPackageManager
 
@@ -21,6 +22,8 @@ class SimulatedRobot:
         listen: where the service directory listens (loopback by default).
         motion: the ALMotion stand-in to host (default: a new :class:`StubMotion`).
         apps_dir: if given, also host a PackageManager that installs packages there.
+        latency: seconds added to every ALMotion call over qi, half each way
+            (:mod:`sim_stub.latency`); 0: none.
 
     Attributes:
         session: the standalone qi session (the robot's NAOqi).
@@ -28,11 +31,20 @@ class SimulatedRobot:
         url: the address clients connect to.
     """
 
-    def __init__(self, listen: str = DEFAULT_LISTEN, motion: StubMotion | None = None, apps_dir: str | None = None):
+    def __init__(
+        self,
+        listen: str = DEFAULT_LISTEN,
+        motion: StubMotion | None = None,
+        apps_dir: str | None = None,
+        latency: float = 0.0,
+    ):
+        if not latency >= 0.0:
+            raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
         self.session = qi.Session()
         self.session.listenStandalone(listen)
         self.motion = motion or StubMotion()
-        self._motion_id = self.session.registerService("ALMotion", self.motion)
+        self._served = LatentMotion(self.motion, latency) if latency > 0 else self.motion
+        self._motion_id = self.session.registerService("ALMotion", self._served)
         self.packages = None
         if apps_dir:
             self.packages = StubPackageManager(apps_dir)
@@ -48,11 +60,13 @@ class SimulatedRobot:
     def register_motion(self) -> None:
         """Put ALMotion (the same stub object) back."""
         if self._motion_id is None:
-            self._motion_id = self.session.registerService("ALMotion", self.motion)
+            self._motion_id = self.session.registerService("ALMotion", self._served)
 
     def close(self) -> None:
         """Stop the robot's session."""
         self.session.close()
+        if isinstance(self._served, LatentMotion):
+            self._served.close()
 
     def __enter__(self) -> SimulatedRobot:
         return self

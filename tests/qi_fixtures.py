@@ -24,8 +24,8 @@ quiet_qi("ERROR")
 class Stack:
     """Robot, service and user sessions; closes them in reverse order."""
 
-    def __init__(self, motion: StubMotion | None = None, **service_options: float):
-        self.robot = SimulatedRobot(motion=motion)
+    def __init__(self, motion: StubMotion | None = None, latency: float = 0.0, **service_options: float):
+        self.robot = SimulatedRobot(motion=motion, latency=latency)
         self.server = qi.Session()
         self.server.connect(self.robot.url)
         self.server.listen("tcp://127.0.0.1:0")
@@ -36,8 +36,21 @@ class Stack:
         self.motion = self.user.service("ALMotion")  # the user's proxy, over qi
         self.stub = self.robot.motion  # the in-process stub, to inspect what it received
 
+    def flush(self) -> None:
+        """Wait until the commands the service sent have reached the stub.
+
+        The service sends ``setAngles`` without waiting for ALMotion's answer; ``getPose`` reads the
+        robot fresh over the same connection, and the stub serves calls in order, so its answer
+        comes after every earlier command was taken.
+        """
+        try:
+            self.ik.getPose("LArm")
+        except RuntimeError:  # ALMotion gone or hung: what it did not take, it never will from here
+            pass
+
     def moves(self) -> list[dict]:
-        """Commands that would move a joint."""
+        """Commands that would move a joint (after :meth:`flush`)."""
+        self.flush()
         return [
             c for c in self.stub.getRecordedCommands() if c["method"] in ("setAngles", "angleInterpolationWithSpeed")
         ]

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,10 +90,11 @@ def test_unknown_command():
 
 
 def test_demo_prints_the_table_and_draws(tmp_path, capsys):
-    cli.main(["demo", "--out", str(tmp_path), "--methods", "fabrik", "dls"])
+    cli.main(["demo", "--out", str(tmp_path), "--methods", "fabrik", "dls", "--rounds", "20"])
     out = capsys.readouterr().out
     assert "| method | target |" in out and "| fabrik | in front, left | LArm |" in out
     assert "median reachTo round trip over qi" in out
+    assert "| ALMotion.getAngles |" in out and re.search(r"reachTo / getAngles ratio \(worst method\): \d", out)
     png = tmp_path / "demo.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 

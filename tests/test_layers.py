@@ -28,8 +28,8 @@ LAYERS = [
         "report_planar",
         "report_kt",
     ),
-    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog"),  # the service and its parts
-    ("server", "loadtest", "demo", "view"),  # view: the optional live 3-D view (extra "view")
+    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed"),  # the service and its parts
+    ("server", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

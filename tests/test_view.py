@@ -233,7 +233,8 @@ def test_sim_view_record_and_replay_commands(tmp_path):
 def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
     from nao_ik import cli
 
-    assert cli.main(["demo", "--out", str(tmp_path), "--methods", "dls", "--view", "--view-port", "0"]) == 0
+    argv = ["demo", "--out", str(tmp_path), "--methods", "dls", "--view", "--view-port", "0", "--rounds", "0"]
+    assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert re.search(r"^view: http://127\.0\.0\.1:\d+ ", out, re.M) and "| dls | in front, left |" in out
 

@@ -1,0 +1,89 @@
+"""What a call costs a client: NaoArmIK's calls against a plain ALMotion.getAngles, in one run.
+
+Used by ``nao-ik loadtest`` and ``nao-ik demo``. The calls take turns (one of
+each per round, ``rounds`` rounds), so a slow spell of a shared machine falls
+on all of them alike; each row is the median over its calls, and the ratio is
+against ``ALMotion.getAngles`` measured in the same rounds: the cost of one
+robot round trip as the client sees it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any, Callable, NamedTuple, Sequence
+
+#: Reachable targets (FRAME_TORSO metres) the reaches alternate between, both arms.
+TARGETS = ((0.15, 0.12, 0.08), (0.12, 0.15, 0.02), (0.15, -0.12, 0.08), (0.12, -0.15, 0.02))
+#: The NaoArmIK reach methods measured; ``analytic`` is the default.
+REACH_METHODS = ("analytic", "dls", "nn")
+
+
+class CallCost(NamedTuple):
+    """One row: a call's median client-side time, its ratio to ALMotion.getAngles, the median solve inside it."""
+
+    call: str
+    median_us: float
+    ratio: float
+    calls: int
+    solve_us: float  # NaN for the calls that solve nothing
+
+
+def measure(ik: Any, motion: Any, rounds: int = 300) -> list[CallCost]:
+    """Time ``rounds`` rounds of every call (the robot must be awake).
+
+    Args:
+        ik: the ``NaoArmIK`` proxy.
+        motion: the ``ALMotion`` proxy (the same robot).
+        rounds: calls of each kind.
+
+    Returns:
+        One row per call, ``ALMotion.getAngles`` first.
+    """
+    names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
+    calls: dict[str, Callable[[int], Any]] = {
+        "ALMotion.getAngles": lambda k: motion.getAngles(names, True),
+        "NaoArmIK.getSpeed (an empty call)": lambda k: ik.getSpeed(),
+        "NaoArmIK.computeAngles (dls)": lambda k: ik.computeAngles("LArm", *TARGETS[k % 2], "dls"),
+    }
+    for m in REACH_METHODS:
+        calls[f"NaoArmIK.reachTo ({m})"] = lambda k, m=m: ik.reachTo(*TARGETS[k % len(TARGETS)], m)
+    times: dict[str, list[float]] = {c: [] for c in calls}
+    solves: dict[str, list[float]] = {c: [] for c in calls}
+    for fn in calls.values():  # warm up: connections, caches, the networks' first use
+        for k in range(3):
+            fn(k)
+    for k in range(rounds):
+        for label, fn in calls.items():
+            t0 = time.perf_counter()
+            answer = fn(k)
+            times[label].append(time.perf_counter() - t0)
+            if isinstance(answer, dict) and "solveTimeMs" in answer:
+                solves[label].append(answer["solveTimeMs"] * 1e3)
+    base = statistics.median(times["ALMotion.getAngles"])
+    return [
+        CallCost(c, statistics.median(t) * 1e6, statistics.median(t) / base, len(t), _median(solves[c]))
+        for c, t in times.items()
+    ]
+
+
+def _median(values: list) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def reach_ratio(rows: Sequence[CallCost]) -> float:
+    """The worst reachTo / getAngles ratio of a measurement."""
+    return max(r.ratio for r in rows if r.call.startswith("NaoArmIK.reachTo"))
+
+
+def format_costs(rows: Sequence[CallCost], latency_ms: float) -> str:
+    """A markdown table of a measurement, with the robot's simulated latency in its title."""
+    title = f"client-side cost per call, medians of {rows[0].calls} calls each, robot latency {latency_ms:g} ms:"
+    lines = [title, "", "| call (client side) | µs | x getAngles | of which the solve (µs) |", "|---|---|---|---|"]
+    lines += [
+        f"| {r.call} | {r.median_us:,.0f} | {r.ratio:.2f} | {'' if math.isnan(r.solve_us) else f'{r.solve_us:,.0f}'} |"
+        for r in rows
+    ]
+    lines += ["", f"reachTo / getAngles ratio (worst method): {reach_ratio(rows):.2f}"]
+    return "\n".join(lines)

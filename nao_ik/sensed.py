@@ -1,0 +1,144 @@
+"""The robot's sensed arm angles and stiffnesses, kept current while the service is in use.
+
+A reach needs the arm's sensed angles (its start posture) and stiffnesses
+(motors on?). Asking ALMotion on every call costs a caller two robot round
+trips before any work starts; over Wi-Fi that is most of a reach's time.
+:class:`SensedCache` reads both arms' angles and stiffnesses with two calls in
+flight at once, and while calls keep coming (for :data:`WARM` seconds after the
+last one) a thread re-reads them every ALMotion control cycle (20 ms).
+
+The age of a reading is counted from the moment it was asked for (so it is
+never underestimated); a call takes the cached reading only if it is at most
+:data:`MAX_AGE` (two control cycles) old, else it reads the robot itself.
+When the robot's round trip alone exceeds that age (:data:`SLOW_COUNT` times
+in a row), the polling is useless and stops for :data:`SLOW_PAUSE` seconds;
+every call then reads fresh.
+A failed reading drops the cache: the next call reads fresh and gets the
+robot's error itself.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import NamedTuple, Sequence
+
+from .motion_link import MotionLink, reply_numbers
+
+#: ALMotion's control period, seconds.
+CYCLE = 0.02
+#: The oldest reading a call may start from, seconds (two control cycles).
+MAX_AGE = 2 * CYCLE
+#: Seconds the polling goes on after the last call.
+WARM = 2.0
+#: Seconds the polling pauses after SLOW_COUNT round trips in a row longer than MAX_AGE.
+SLOW_PAUSE = 5.0
+SLOW_COUNT = 3
+
+
+class Reading(NamedTuple):
+    """One reading of the arms: when it was asked for (monotonic seconds), angles and stiffnesses by joint."""
+
+    asked: float
+    angles: dict
+    stiffness: dict
+
+
+class SensedCache:
+    """Sensed angles and stiffnesses of ``names``, at most :data:`MAX_AGE` old when used.
+
+    Args:
+        link: the line to ALMotion.
+        names: the joints to read (both arms).
+        max_age: the oldest reading a call may use, seconds.
+    """
+
+    def __init__(self, link: MotionLink, names: Sequence[str], max_age: float = MAX_AGE):
+        self._link = link
+        self._names = list(names)
+        self._max_age = max_age
+        self._lock = threading.Lock()
+        self._reading: Reading | None = None
+        self._warm_until = 0.0
+        self._slow_until = 0.0
+        self._slow_count = 0
+        self._poller: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def read(self, names: Sequence[str], budget: float, fresh: bool = False) -> tuple[list, list]:
+        """The sensed angles and stiffnesses of ``names``: cached if fresh enough (and not ``fresh``), else read now.
+
+        Raises:
+            RuntimeError: ALMotion unreachable, failing, or answering nonsense.
+        """
+        now = time.monotonic()
+        with self._lock:
+            reading = self._reading
+            self._warm_until = now + WARM
+        if fresh or reading is None or now - reading.asked > self._max_age:
+            reading = self._fetch(budget)
+        self._ensure_poller(now)
+        return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names]
+
+    def invalidate(self) -> None:
+        """Forget the cached reading (a new ALMotion, or a failure)."""
+        with self._lock:
+            self._reading = None
+
+    def close(self) -> None:
+        """Stop the polling."""
+        self._closed.set()
+        self.invalidate()
+
+    def _fetch(self, budget: float) -> Reading:
+        asked = time.monotonic()
+        try:
+            angles = self._link.start("getAngles", self._names, True, budget=budget)
+            stiffness = self._link.start("getStiffnesses", self._names, budget=budget)
+            n = len(self._names)
+            a = reply_numbers(self._link.result(angles), n, "ALMotion.getAngles")
+            s = reply_numbers(self._link.result(stiffness, _left(asked, budget)), n, "ALMotion.getStiffnesses")
+        except RuntimeError:
+            self.invalidate()
+            raise
+        reading = Reading(asked, dict(zip(self._names, a)), dict(zip(self._names, s)))
+        with self._lock:
+            if self._reading is None or self._reading.asked < asked:
+                self._reading = reading
+        if time.monotonic() - asked > self._max_age:
+            self._slow_count += 1
+            if self._slow_count >= SLOW_COUNT:
+                self._slow_until, self._slow_count = time.monotonic() + SLOW_PAUSE, 0
+        else:
+            self._slow_count = 0
+        return reading
+
+    def _ensure_poller(self, now: float) -> None:
+        if self._closed.is_set() or now < self._slow_until:
+            return
+        with self._lock:
+            if self._poller is not None and self._poller.is_alive():
+                return
+            self._poller = threading.Thread(target=self._poll, name="NaoArmIK-sensed", daemon=True)
+            self._poller.start()
+
+    def _poll(self) -> None:
+        next_time = time.monotonic()
+        while not self._closed.is_set():
+            now = time.monotonic()
+            with self._lock:
+                if now > self._warm_until or now < self._slow_until:
+                    self._poller = None
+                    return
+            try:
+                self._fetch(self._link.timeout)
+            except RuntimeError:  # the next call reads fresh and reports it
+                with self._lock:
+                    self._poller = None
+                return
+            next_time = max(next_time + CYCLE, time.monotonic())
+            self._closed.wait(next_time - time.monotonic())
+
+
+def _left(since: float, budget: float) -> float:
+    return max(0.0, since + budget - time.monotonic())

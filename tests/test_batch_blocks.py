@@ -1,0 +1,19 @@
+"""solve_batch in blocks (more than BATCH_BLOCK targets) answers like one batch."""
+
+import numpy as np
+import pytest
+
+import nao_ik
+from nao_ik.bench import sample_targets
+
+
+@pytest.mark.parametrize("method", ["nn", "nn-paper", "cells", "dls", "analytic"])
+def test_blocks_answer_like_one_batch(mocker, method):
+    """A method with no iterations (the networks, the cells) once failed past the block size."""
+    targets = sample_targets("LArm", 25, 3)
+    whole = nao_ik.solve_batch(targets, "LArm", method)
+    mocker.patch("nao_ik.api.BATCH_BLOCK", 10)
+    blocks = nao_ik.solve_batch(targets, "LArm", method)
+    # The networks run in float32: a block's size may change the last bits (1e-7 rad), nothing more.
+    np.testing.assert_allclose(blocks.angles, whole.angles, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(blocks.error, whole.error, rtol=0, atol=1e-5)

@@ -1,0 +1,104 @@
+"""Over real libqi: a reach costs one robot round trip at most, and each call can bring its own speed."""
+
+import statistics
+import time
+
+import pytest
+
+from sim_stub.motion import StubMotion
+from tests.qi_fixtures import Stack
+
+LATENCY = 0.01  # s: a slow robot link (a round trip dwarfs a solve), still quicker than MAX_AGE
+
+
+class CountingMotion(StubMotion):
+    """A stub that counts the reads it serves and notes when each was asked."""
+
+    def __init__(self):
+        super().__init__()
+        self._reads = ([],)  # in a tuple, as StubMotion keeps its data
+
+    def getAngles(self, names, useSensors):
+        self._reads[0].append(time.monotonic())
+        return super().getAngles(names, useSensors)
+
+    def reads(self) -> int:
+        return len(self._reads[0])
+
+
+@pytest.fixture(scope="module")
+def slow():
+    s = Stack(latency=LATENCY)
+    s.motion.wakeUp()
+    yield s
+    s.close()
+
+
+def test_a_reach_costs_one_robot_round_trip_at_most(slow):
+    """Before: getStiffnesses, getAngles and setAngles one after the other, three round trips and more."""
+    names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
+    reach, plain = [], []
+    for k in range(12):  # taking turns, so a slow spell falls on both
+        t0 = time.perf_counter()
+        slow.ik.reachTo(0.15, 0.12 + 0.01 * (k % 2), 0.08, "analytic")
+        reach.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        slow.motion.getAngles(names, True)
+        plain.append(time.perf_counter() - t0)
+    ratio = statistics.median(reach) / statistics.median(plain)
+    assert ratio < 1.8, (statistics.median(reach), statistics.median(plain))
+    assert slow.stub.getViolations() == []
+
+
+def test_the_readings_are_polled_at_50_hz_while_in_use_and_not_after(mocker):
+    mocker.patch("nao_ik.sensed.WARM", 0.5)
+    motion = CountingMotion()
+    s = Stack(motion)
+    try:
+        s.motion.wakeUp()
+        s.ik.computeAngles("LArm", 0.15, 0.12, 0.08, "analytic")  # the polling starts
+        time.sleep(0.4)
+        assert 8 <= motion.reads() <= 25, motion.reads()  # about one per 20 ms cycle
+        time.sleep(0.4)  # the warm time is over
+        idle = motion.reads()
+        time.sleep(0.3)
+        assert motion.reads() == idle
+    finally:
+        s.close()
+
+
+def test_reach_with_speed_uses_its_own_speed_and_leaves_the_default(slow):
+    slow.ik.setSpeed(0.2)
+    r = slow.ik.reachToWithSpeed("RArm", 0.15, -0.12, 0.08, "dls", 0.7)
+    assert r["moved"] and r["reached"]
+    cmd = slow.moves()[-1]
+    assert cmd["speed"] == pytest.approx(0.7) and cmd["angles"] == r["angles"]
+    assert slow.ik.getSpeed() == pytest.approx(0.2)
+    pose = slow.ik.getPose("RArm")
+    slow.ik.reachToPoseWithSpeed("RArm", pose, 7, "", 0.9)
+    assert slow.moves()[-1]["speed"] == pytest.approx(0.9)
+    t = slow.ik.trackPathWithSpeed("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "", 0.4)
+    assert t["sent"] == 2 and [m["speed"] for m in slow.moves()[-2:]] == [0.4, 0.4]
+    assert slow.ik.getSpeed() == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("speed", [0.0, 1.5, float("nan"), True, "fast", None])
+def test_a_bad_speed_is_refused_and_nothing_is_sent(slow, speed):
+    before = len(slow.moves())
+    with pytest.raises(RuntimeError, match="speed"):
+        slow.ik.reachToWithSpeed("LArm", 0.15, 0.12, 0.08, "dls", speed)
+    with pytest.raises(RuntimeError, match="speed"):
+        slow.ik.reachToPoseWithSpeed("LArm", [0.15, 0.12, 0.08, 0, 0, 0], 7, "", speed)
+    with pytest.raises(RuntimeError, match="speed"):
+        slow.ik.trackPathWithSpeed("LArm", [[0.15, 0.12, 0.08]], "", speed)
+    assert len(slow.moves()) == before
+
+
+def test_the_latency_link_keeps_the_order_of_commands(slow):
+    slow.stub.clearRecordedCommands()
+    names = ["LElbowYaw"]
+    futures = [slow.motion.setAngles(names, [-1.0 + 0.01 * k], 1.0, _async=True) for k in range(50)]
+    for f in futures:
+        f.value(5000)
+    got = [c["angles"][0] for c in slow.stub.getRecordedCommands() if c["method"] == "setAngles"]
+    assert got == [pytest.approx(-1.0 + 0.01 * k) for k in range(50)]

@@ -1,0 +1,62 @@
+"""The cached readings: used while at most MAX_AGE old, read again otherwise, dropped on a failure."""
+
+import time
+
+import pytest
+
+from nao_ik.sensed import MAX_AGE, SensedCache
+
+NAMES = ["A", "B"]
+
+
+class FakeLink:
+    """A MotionLink stand-in: ``start`` returns the call, ``result`` answers it (or fails)."""
+
+    timeout = 1.0
+
+    def __init__(self):
+        self.calls = []
+        self.fail = False
+
+    def start(self, method, *args, budget=None):
+        self.calls.append(method)
+        return method
+
+    def result(self, pending, limit=None):
+        if self.fail:
+            raise RuntimeError(f"ALMotion.{pending} failed: gone")
+        return [float(len(self.calls)), 1.0] if pending == "getAngles" else [1.0, 0.0]
+
+
+@pytest.fixture
+def cache(mocker):
+    link = FakeLink()
+    c = SensedCache(link, NAMES)
+    mocker.patch.object(c, "_ensure_poller")  # no polling thread: each read is seen
+    return link, c
+
+
+def test_a_fresh_reading_is_reused_and_an_old_one_is_not(cache):
+    link, c = cache
+    angles, stiffness = c.read(["B", "A"], 1.0)
+    assert angles == [1.0, 2.0] and stiffness == [0.0, 1.0]  # by name, both calls in flight at once
+    assert link.calls == ["getAngles", "getStiffnesses"]
+    c.read(NAMES, 1.0)
+    assert len(link.calls) == 2  # reused
+    time.sleep(MAX_AGE + 0.005)
+    c.read(NAMES, 1.0)
+    assert len(link.calls) == 4  # too old: read again
+    c.read(NAMES, 1.0, fresh=True)
+    assert len(link.calls) == 6  # asked for fresh
+
+
+def test_a_failed_reading_is_raised_and_drops_the_cache(cache):
+    link, c = cache
+    c.read(NAMES, 1.0)
+    link.fail = True
+    c.invalidate()
+    with pytest.raises(RuntimeError, match="ALMotion.getAngles failed"):
+        c.read(NAMES, 1.0)
+    link.fail = False
+    c.read(NAMES, 1.0)
+    assert link.calls.count("getAngles") == 3  # nothing stale was kept
