@@ -20,6 +20,7 @@ commands:
   check    wait until NaoArmIK is registered on a robot and answers
   install-package  install a .pkg already on the robot with PackageManager (used by deploy.sh)
   bench    benchmark every IK method on the paper's protocol (markdown table)
+  workspace  an arm's reachable workspace: volume, dexterity, slices and 3-D cloud (picture and data)
   bench-pose  full hand poses: solve_pose against TRAC-IK and ikpy (markdown table)
   bench-intervals  the closed-form swivel intervals against the grid-and-bisection oracle (markdown table)
   report   the paper's experiments reproduced and the alternatives compared (markdown + figures)
@@ -277,6 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command == "bench":
         from .bench import main as run
+    elif command == "workspace":
+        from .workspace import main as run
     elif command == "bench-pose":
         from .pose_bench import main as run
     elif command == "bench-intervals":

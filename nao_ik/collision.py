@@ -264,3 +264,11 @@ def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: 
 def is_clear(model: ArmModel, q: Sequence[float], margin: float = MARGIN, shapes: Sequence[Capsule] = BODY) -> bool:
     """True where one configuration keeps ``margin`` from the body."""
     return clearance(model, q, shapes).distance >= margin
+
+
+def clear_of_body(model: ArmModel, q: np.ndarray) -> np.ndarray:
+    """(N,) True where configurations (N, 5) keep MARGIN from the model's body (all True without one)."""
+    q = np.asarray(q, dtype=float)
+    if not model.body:
+        return np.ones(q.shape[0], dtype=bool)
+    return clearance_batch(model, q, model.body)[0] >= MARGIN

@@ -42,21 +42,29 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import numpy as np
 import qi
 
 from . import validate
 from .all_solutions import solve_all
 from .api import METHODS, resolve_method, solve
+from .arm_args import decode_arms
 from .body import MARGIN
-from .collision import clearance, posture_body
+from .body import OTHER_ARM as OTHER_PART
+from .both_arms import PairCheck, solve_both
+from .collision import clear_of_body, clearance, posture_body
+from .frames import FRAME_TORSO, check_transform, point_from_torso, point_to_torso, pose_to_torso
+from .grasp import CLOSED, OPEN, plan_grasp
 from .jobs import ArmChannel, Job
 from .model import ARMS, ArmModel, arm_model
 from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
+from .pointing import point_at
 from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
 from .qilog import ServiceLog
+from .reachability import ClearCheck, is_reachable, nearest_reachable
 from .sensed import SensedCache
-from .sweep import Plan, plan, sweep
+from .sweep import Plan, pair_reason, plan, sweep
 from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
@@ -81,6 +89,19 @@ ARRIVED = 0.01
 WORKERS = 8
 
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
+
+# The body's checks for issue 19's methods: the one that keeps an arm's configuration outside the body
+# (isReachable, nearestReachable: the body at the robot's posture, the other arm included), and the pair's
+# check for reachBoth (the body, and each arm against the other's final and starting postures, still and
+# moving). None: the joint limits alone.
+BODY_CLEAR: ClearCheck | None = clear_of_body
+PAIR_CHECK: PairCheck | None = pair_reason
+#: A grasp's extra budget (five steps, each waiting until the robot got there), seconds.
+GRASP_BUDGET = 30.0
+#: A step has arrived when every sensed angle is within this of the command (rad); a step may take
+#: twice its computed time plus this margin (s).
+ARRIVAL_TOLERANCE = 1e-3
+ARRIVAL_MARGIN = 1.0
 
 
 @qi.multiThreaded()
@@ -634,6 +655,364 @@ class NaoArmIK:
                 raise RuntimeError(f"ALMotion.getLimits returned unusable limits: {e}") from None
             self._models[arm] = model
         return model
+
+    # ======================================================================
+    # Issue 19: frames, both arms, hands, pointing and reachability. The logic lives in
+    # nao_ik.frames, reachability, pointing, both_arms and grasp; these methods fetch the
+    # robot's state, convert frames and send through _command (the arms) or _hand_command.
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def reachToInFrame(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any) -> Any:
+        """``reachToWithArm`` with the target in ``frame``: 0 FRAME_TORSO, 1 FRAME_WORLD, 2 FRAME_ROBOT.
+
+        The target is converted with ``ALMotion.getTransform("Torso", frame, True)``; the answer adds
+        ``frame`` and ``targetInFrame`` (its ``target`` is in FRAME_TORSO).
+        """
+        a = self._decode_arms("reachToInFrame", (arm, x, y, z, frame, method))
+        return self._submit("reachToInFrame", lambda job, end: self._reach_in_frame(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 7)
+    def reachToInFrameWithSpeed(  # noqa: N803 (qi names)
+        self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any, fractionMaxSpeed: Any
+    ) -> Any:
+        """``reachToInFrame`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode_arms("reachToInFrameWithSpeed", (arm, x, y, z, frame, method, fractionMaxSpeed))
+        return self._submit("reachToInFrameWithSpeed", lambda job, end: self._reach_in_frame(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def computeAnglesInFrame(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any) -> Any:
+        """The answer ``reachToInFrame`` would send, without moving the robot."""
+        a = self._decode_arms("computeAnglesInFrame", (arm, x, y, z, frame, method))
+        return self._submit("computeAnglesInFrame", lambda job, end: self._reach_in_frame(a, None, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def reachToPoseInFrame(self, arm: Any, position6D: Any, frame: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803
+        """``reachToPose`` with the position6D in ``frame`` (0, 1, 2); the answer adds ``frame`` and
+        ``position6DInFrame`` (its ``position6D`` is in FRAME_TORSO)."""
+        a = self._decode_arms("reachToPoseInFrame", (arm, position6D, frame, axisMask, method))
+        return self._submit("reachToPoseInFrame", lambda job, end: self._pose_in_frame(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def computePoseInFrame(self, arm: Any, position6D: Any, frame: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803
+        """The answer ``reachToPoseInFrame`` would send, without moving the robot."""
+        a = self._decode_arms("computePoseInFrame", (arm, position6D, frame, axisMask, method))
+        return self._submit("computePoseInFrame", lambda job, end: self._pose_in_frame(a, None, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def isReachable(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
+        """Whether the hand can be put exactly on (x, y, z) in ``frame``, from the exact solution set.
+
+        Returns a map: ``arm``, ``frame``, ``target`` (in ``frame``), ``targetTorso``, ``reachable``,
+        ``dexterity`` (the allowed elbow swivel there, degrees), ``intervals`` (``[branch, start, end]``),
+        for the robot's limits and the arm's current WristYaw. No motion.
+        """
+        a = self._decode_arms("isReachable", (arm, x, y, z, frame))
+        return self._submit("isReachable", lambda job, end: self._reachability(a, False, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def nearestReachable(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
+        """``isReachable`` plus the nearest reachable point: ``nearest`` (in ``frame``; the target when
+        reachable), ``distance`` (m) and ``angles`` (a configuration with the hand there). No motion."""
+        a = self._decode_arms("nearestReachable", (arm, x, y, z, frame))
+        return self._submit("nearestReachable", lambda job, end: self._reachability(a, True, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def pointAt(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
+        """Point the arm at (x, y, z) in ``frame``: the forearm's line through the target, arm stretched.
+
+        Returns a map: ``arm``, ``frame``, ``target``, ``targetTorso``, ``pointed`` (a posture was found),
+        ``miss`` (m, the target's distance from the forearm's line), ``reason`` ("" when pointed),
+        ``names``, ``angles``, ``moved``, ``jointChange``, ``moveSeconds``. Nothing moves when not pointed.
+        """
+        a = self._decode_arms("pointAt", (arm, x, y, z, frame))
+        return self._submit("pointAt", lambda job, end: self._point(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 3)
+    def reachBoth(self, left: Any, right: Any, method: Any) -> Any:
+        """Move both arms in one ``setAngles`` of ten joints (FRAME_TORSO).
+
+        ``left`` and ``right``: ``[x, y, z]`` or a position6D ``[x, y, z, wx, wy, wz]`` (axisMask 63) each;
+        ``method``: a position method for positions, a pose method for poses ("" the default). Returns a
+        map: ``names`` and ``angles`` (ten), ``left`` and ``right`` (``reached``, ``error``,
+        ``orientationError``, ``method``, ``clamped``), ``reached`` (both), ``collision`` ("" when the
+        pair is clear), ``moved``, ``jointChange``, ``moveSeconds``.
+        """
+        a = self._decode_arms("reachBoth", (left, right, method))
+        return self._submit("reachBoth", lambda job, end: self._reach_both(a, job, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic])
+    def openHand(self, arm: Any) -> Any:
+        """Open the arm's hand (LHand / RHand to 1); returns ``arm``, ``hand``, ``opening``, ``moveSeconds``."""
+        a = self._decode_arms("openHand", (arm,))
+        return self._submit("openHand", lambda job, end: self._hand_answer(a["arm"], OPEN, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic])
+    def closeHand(self, arm: Any) -> Any:
+        """Close the arm's hand (LHand / RHand to 0); answers like ``openHand``."""
+        a = self._decode_arms("closeHand", (arm,))
+        return self._submit("closeHand", lambda job, end: self._hand_answer(a["arm"], CLOSED, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def grasp(self, arm: Any, x: Any, y: Any, z: Any, approach: Any) -> Any:
+        """Grasp at (x, y, z) (FRAME_TORSO), the hand coming in along ``approach`` ([dx, dy, dz]).
+
+        Steps: preGrasp (4 cm before the target along ``approach``), open, approach (to the target),
+        close, lift (3 cm up); every arm step is planned and checked like a reach before anything moves,
+        and each waits until the robot got there. Returns a map: ``arm``, ``target``, ``approach``,
+        ``completed``, ``failedStep`` ("" or the step that could not be done), ``reason``, ``steps``
+        (per step done: ``step``, ``target``, ``reached``, ``error``, ``hand``), ``moved``.
+        """
+        a = self._decode_arms("grasp", (arm, x, y, z, approach))
+        return self._submit("grasp", lambda job, end: self._grasp(a, job, end), GRASP_BUDGET)
+
+    # ----------------------------------------------------------- issue 19: internals
+
+    @_private
+    def _decode_arms(self, name: str, values: tuple) -> dict:
+        if self._closing.is_set():
+            raise RuntimeError("NaoArmIK is stopping: no new calls")
+        try:
+            return decode_arms(name, values)
+        except ValueError as e:
+            self._log.warning(f"{name} refused", f"{name}: refused: {e}")
+            raise
+
+    @_private
+    def _torso(self, frame: int, end: float) -> Any:
+        """The torso's 4x4 transform in ``frame`` from ALMotion (identity for FRAME_TORSO)."""
+        if frame == FRAME_TORSO:
+            return np.eye(4)
+        reply = self._motion.call("getTransform", "Torso", frame, True, budget=_left(end))
+        try:
+            return check_transform(reply, f"ALMotion.getTransform('Torso', {frame}, True)")
+        except ValueError as e:  # the robot's fault, not the caller's
+            raise RuntimeError(f"unusable torso transform: {e}") from None
+
+    @_private
+    def _reach_in_frame(self, a: dict, job: Job | None, end: float) -> dict:
+        torso = self._torso(a["frame"], end)
+        answer = self._reach(a["arm"], dict(a, target=point_to_torso(a["target"], torso)), job, end)
+        answer.update(frame=a["frame"], targetInFrame=list(a["target"]))
+        return answer
+
+    @_private
+    def _pose_in_frame(self, a: dict, job: Job | None, end: float) -> dict:
+        torso = self._torso(a["frame"], end)
+        answer = self._reach_pose(dict(a, position6D=pose_to_torso(a["position6D"], torso)), job, end)
+        answer.update(frame=a["frame"], position6DInFrame=list(a["position6D"]))
+        return answer
+
+    @_private
+    def _reachability(self, a: dict, with_nearest: bool, end: float) -> dict:
+        torso = self._torso(a["frame"], end)
+        model, current = self._arm_state(a["arm"], motors=False, end=end)
+        t = point_to_torso(a["target"], torso)
+        if with_nearest:
+            r = nearest_reachable(t, model, initial=current, clear=BODY_CLEAR)
+        else:
+            r = is_reachable(t, model, current[4], clear=BODY_CLEAR)
+        answer = {
+            "arm": a["arm"],
+            "frame": a["frame"],
+            "target": list(a["target"]),
+            "targetTorso": list(t),
+            "reachable": bool(r.reachable),
+            "dexterity": float(r.dexterity),
+            "intervals": [[b, lo, hi] for b, lo, hi in r.intervals],
+        }
+        if with_nearest:
+            answer.update(
+                nearest=list(point_from_torso(r.nearest, torso)),
+                distance=float(r.distance),
+                names=list(model.names),
+                angles=[float(q) for q in r.angles],
+            )
+        return answer
+
+    @_private
+    def _point(self, a: dict, job: Job, end: float) -> dict:
+        arm = a["arm"]
+        torso = self._torso(a["frame"], end)
+        t = point_to_torso(a["target"], torso)
+        self._arms[arm].take(job, _left(end))
+        try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
+            model, start = self._arm_state(arm, motors=True, end=end)
+            p = point_at(t, model, start)
+            moved = p.found
+            safe, _, change, seconds, _ = self._command(model, p.angles, start, moved, end, f"pointAt {list(t)}")
+        finally:
+            self._arms[arm].release(job)
+        return {
+            "arm": arm,
+            "frame": a["frame"],
+            "target": list(a["target"]),
+            "targetTorso": list(t),
+            "pointed": bool(p.found),
+            "miss": float(p.miss),
+            "reason": p.reason,
+            "names": list(model.names),
+            "angles": safe,
+            "moved": bool(moved),
+            "jointChange": float(change),
+            "moveSeconds": float(seconds),
+        }
+
+    @_private
+    def _reach_both(self, a: dict, job: Job, end: float) -> dict:
+        targets = (a["left"], a["right"])
+        methods = tuple(self._target_method(a["method"], len(t)) for t in targets)
+        for arm in ARMS:  # always LArm then RArm: two callers of reachBoth never wait for each other's second arm
+            self._arms[arm].take(job, _left(end))
+        try:
+            for arm in ARMS:
+                self._settle(arm, end)  # the arms' earlier commands: none failed
+            states = [self._arm_state(arm, motors=True, end=end) for arm in ARMS]
+            # Each arm's body without the other arm where it is now: the pair's check (PAIR_CHECK) has the
+            # other arm where it starts and where it ends, since both move at once.
+            models = tuple(m._replace(body=tuple(c for c in m.body if c.part != OTHER_PART)) for m, _ in states)
+            both = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
+            # Each arm through the same checks as every command (finite, clamped into the robot's limits),
+            # then one setAngles of the ten joints.
+            checked = [
+                self._command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}")
+                for m, (_, start), ans, arm, t in zip(models, states, (both.left, both.right), ARMS, targets)
+            ]
+            names = list(models[0].names) + list(models[1].names)
+            angles = checked[0][0] + checked[1][0]
+            unsafe = [f"motion: {arm} has no safe motion to its answer" for arm, c in zip(ARMS, checked) if c[4] == 0]
+            collision = both.collision or (unsafe[0] if unsafe else "")
+            move = not collision
+            if move:
+                if time.monotonic() > end:
+                    raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
+                self._motion.call("setAngles", names, angles, self._speed, budget=_left(end))
+        finally:
+            for arm in ARMS:
+                self._arms[arm].release(job)
+        sides = {}
+        for side, ans, c in zip(("left", "right"), (both.left, both.right), checked):
+            sides[side] = {
+                "reached": bool(ans.reached),
+                "error": float(ans.error),
+                "orientationError": float(ans.orientation_error),
+                "method": ans.method,
+                "clamped": c[1],
+            }
+        return {
+            "names": names,
+            "angles": angles,
+            **sides,
+            "reached": bool(both.left.reached and both.right.reached),
+            "collision": collision,
+            "moved": bool(move),
+            "jointChange": float(max(checked[0][2], checked[1][2])),
+            "moveSeconds": float(max(checked[0][3], checked[1][3])),
+        }
+
+    @_private
+    def _target_method(self, method: str, size: int) -> str:
+        """A position method for a 3-value target, a pose method for a 6-value one."""
+        name = DEFAULT_METHOD if method == "" else method
+        if size == 3:
+            return resolve_method(name)
+        return validate.choice(name, POSE_METHODS, "pose method (for a position6D target)")
+
+    @_private
+    def _hand_answer(self, arm: str, opening: float, end: float) -> dict:
+        hand, value, seconds = self._hand_command(arm, opening, end)
+        return {"arm": arm, "hand": hand, "opening": value, "moved": True, "moveSeconds": seconds}
+
+    @_private
+    def _hand_command(self, arm: str, opening: float, end: float) -> tuple:
+        """The hand's command, with the arm's checks: motor on, finite, inside the limits the robot reports.
+
+        Returns:
+            (hand joint name, opening sent, seconds the move takes at the commanded speed).
+        """
+        hand = arm[0] + "Hand"
+        limits = reply_limits(self._motion.call("getLimits", [hand], budget=_left(end)), [hand])[hand]
+        try:
+            lo, hi, velocity = (validate.number(v, hand) for v in limits[:3])
+        except ValueError:
+            lo, hi, velocity = math.nan, math.nan, math.nan
+        if not (lo <= hi and velocity > 0):
+            raise RuntimeError(f"ALMotion.getLimits returned unusable limits for {hand}: {limits}")
+        _check_motors(arm, [hand], self._motion.numbers("getStiffnesses", [hand], count=1, budget=_left(end)))
+        value = min(max(float(opening), lo), hi)
+        if not math.isfinite(value):
+            raise RuntimeError(f"{hand}: non-finite opening; nothing sent")
+        now = self._motion.numbers("getAngles", [hand], True, count=1, budget=_left(end))[0]
+        self._motion.call("setAngles", [hand], [value], self._speed, budget=_left(end))
+        return hand, value, abs(value - now) / velocity / self._speed
+
+    @_private
+    def _grasp(self, a: dict, job: Job, end: float) -> dict:
+        arm = a["arm"]
+        self._arms[arm].take(job, _left(end))
+        done: list = []
+        try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
+            model, start = self._arm_state(arm, motors=True, end=end)
+            plan = plan_grasp(a["target"], a["approach"], model, start, DEFAULT_METHOD)
+            failed, reason = plan.failed, plan.reason
+            if not failed:  # the whole plan holds: now move, each step after the last arrived
+                current = start
+                for step in plan.steps:
+                    if job.stop.is_set():
+                        failed, reason = step.name, f"{step.name}: {job.reason}"
+                        break
+                    try:
+                        if step.angles is None:
+                            hand, _, seconds = self._hand_command(arm, step.hand, end)
+                            self._wait_arrival([hand], [step.hand], seconds, job, end)
+                        else:
+                            safe, _, _, seconds, _ = self._command(
+                                model, step.angles, current, True, end, step.name
+                            )
+                            self._wait_arrival(list(model.names), safe, seconds, job, end)
+                            current = safe
+                    except RuntimeError as e:
+                        failed, reason = step.name, f"{step.name}: {e}"
+                        break
+                    done.append(step)
+        finally:
+            self._arms[arm].release(job)
+        self._log.info(f"grasp {arm} at {list(a['target'])}: {'failed at ' + failed if failed else 'done'}")
+        shown = done if done or not failed else plan.steps
+        return {
+            "arm": arm,
+            "target": list(a["target"]),
+            "approach": list(a["approach"]),
+            "completed": not failed,
+            "failedStep": failed,
+            "reason": reason,
+            "moved": bool(done),
+            "steps": [
+                {
+                    "step": s.name,
+                    "target": [] if s.target is None else list(s.target),
+                    "reached": bool(s.reached),
+                    "error": float(s.error),
+                    "hand": -1.0 if s.hand is None else float(s.hand),
+                }
+                for s in shown
+            ],
+        }
+
+    @_private
+    def _wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float) -> None:
+        """Wait until the sensed angles are at the command (1 mrad), the job is stopped, or time is up."""
+        allowed = 2.0 * seconds + ARRIVAL_MARGIN
+        limit = min(end, time.monotonic() + allowed)
+        while True:
+            now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
+            if max(abs(a - b) for a, b in zip(now, angles)) <= ARRIVAL_TOLERANCE:
+                return
+            if job.stop.wait(CYCLE):
+                raise RuntimeError(job.reason)
+            if time.monotonic() > limit:
+                raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
 
 
 def _check_motors(arm: str, names: list, stiffness: list) -> None:

@@ -200,3 +200,40 @@ def _out(model: ArmModel, q: list, roll: float) -> list:
     straight = model.upper[3] if s > 0 else model.lower[3]  # ElbowRoll nearest 0: the arm straight
     out[3] = straight
     return list(model.clamp(out))
+
+
+def pair_reason(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
+                left_start: Sequence[float], right_start: Sequence[float]) -> str:  # fmt: skip
+    """Why two arms moved together would meet (``""`` when they would not): both arms at once.
+
+    Each arm's final posture keeps MARGIN from the other's final posture (and the body: the models'
+    ``body``, without the other arm); each arm's motion keeps SWEEP_MARGIN from the body and from the
+    other arm where it starts and where it ends (the two motions run at the same time).
+
+    Args:
+        left, right: the arms' models (their ``body`` without the other arm).
+        q_left, q_right: their answers.
+        left_start, right_start: their postures now.
+
+    Returns:
+        ``""``, or ``"collision: <part>"`` / ``"motion: ..."`` naming the arm.
+    """
+    from .body import MARGIN, OTHER_ARM
+    from .collision import arm_capsules
+
+    arms = (
+        (left, q_left, left_start, right, q_right, right_start),
+        (right, q_right, right_start, left, q_left, left_start),
+    )
+    for model, q, start, other, q_other, other_start in arms:
+        for posture in (q_other, other_start):
+            shapes = tuple(model.body) + arm_capsules(other, posture)
+            if posture is q_other:
+                near = clearance(model, q, shapes)
+                if near.distance < MARGIN - 1e-9:
+                    return f"collision: {model.arm} {near.part}"
+            move = sweep(model, start, q, 1.0, shapes)
+            if not move.clear:
+                part = move.part or "body"
+                return f"motion: {model.arm} would cross the {part if part != OTHER_ARM else 'other arm'}"
+    return ""

@@ -4,7 +4,9 @@ What it does like ALMotion: joint and chain names, ``setAngles`` (non-blocking:
 joints then move at ``fractionMaxSpeed`` x their maximum velocity, advanced in
 20 ms cycles like ALMotion's 50 Hz loop), ``angleInterpolationWithSpeed``
 (blocking), ``getAngles`` (commanded or sensed), ``getLimits``,
-``getPosition`` and ``getTransform`` of the arm effectors (hand pose) in FRAME_TORSO, stiffness (a joint with
+``getPosition`` and ``getTransform`` of the arm effectors (hand pose) and of the ``Torso`` in
+FRAME_TORSO, FRAME_WORLD and FRAME_ROBOT (a standing robot: :mod:`sim_stub.frames`), the hands
+(``LHand``/``RHand``, 0 closed .. 1 open, moved by ``setAngles`` at their speed), stiffness (a joint with
 stiffness 0 does not move), ``wakeUp`` and ``rest``. It refuses what ALMotion
 refuses: unknown names, lengths that do not match, values that are not numbers.
 
@@ -20,8 +22,11 @@ on by default): a joint command that would bring an arm within the body's
 margin (:mod:`sim_stub.protection`) stops at the last safe posture, and the
 stop is recorded (``getCollisionStops``) for the tests to count.
 
-What it does not do: dynamics, balance, collisions between the arms, frames
-other than FRAME_TORSO, Cartesian control.
+``setTorsoTransform(frame, values)`` moves the torso in FRAME_WORLD or
+FRAME_ROBOT (stub only), for frame conversion tests.
+
+What it does not do: dynamics, balance, collisions between the arms, walking,
+Cartesian control.
 """
 
 from __future__ import annotations
@@ -40,15 +45,17 @@ except ImportError:  # in-process use without libqi
         return f
 
 
-from nao_ik.geometry.pose import forward_pose, pose6d_to_transform
+import numpy as np
+
+from nao_ik.geometry.pose import forward_pose, pose6d_to_transform, transform_to_pose6d
 from nao_ik.model import arm_model
 
 from .body import CHAINS, JOINTS, REST, STAND
+from .frames import TorsoFrames
 from .protection import arm_clearance, collides
 
 CYCLE = 0.02  # ALMotion's control period, seconds
 HANGABLE = ("setAngles", "getAngles", "getLimits", "getStiffnesses")
-FRAME_TORSO = 0
 
 
 class StubMotion:
@@ -86,6 +93,7 @@ class StubMotion:
         # Arm collision protection, like ALMotion's (on by default): see sim_stub/protection.py.
         self._protect = {"LArm": True, "RArm": True}
         self._collisions: list[dict] = []
+        self._frames = TorsoFrames()
 
     # ------------------------------------------------------------ joint motion
 
@@ -121,17 +129,23 @@ class StubMotion:
         return [[j.lower, j.upper, j.max_velocity, j.max_torque] for j in (self._joints[n] for n in self._expand(name))]
 
     def getPosition(self, name: Any, frame: Any, useSensorValues: Any) -> list[float]:
-        """``[x, y, z, wx, wy, wz]`` of the ``LArm``/``RArm`` effector in FRAME_TORSO."""
-        if name not in ("LArm", "RArm"):
-            raise RuntimeError(f"ALMotion stub: getPosition supports the LArm and RArm effectors, not {name!r}")
-        if frame != FRAME_TORSO or isinstance(frame, bool):
-            raise RuntimeError(f"ALMotion stub: only FRAME_TORSO (0) is simulated, got frame {frame!r}")
-        model = arm_model(name)
-        return forward_pose(model, self.getAngles(list(model.names), useSensorValues))
+        """``[x, y, z, wx, wy, wz]`` of the ``LArm``/``RArm`` effector or the ``Torso`` in ``frame``."""
+        return transform_to_pose6d(np.array(self.getTransform(name, frame, useSensorValues)).reshape(4, 4))
 
     def getTransform(self, name: Any, frame: Any, useSensorValues: Any) -> list[float]:
-        """The ``LArm``/``RArm`` effector's 4x4 transform in FRAME_TORSO, 16 values row by row."""
-        return pose6d_to_transform(self.getPosition(name, frame, useSensorValues)).ravel().tolist()
+        """The 4x4 transform of ``LArm``, ``RArm`` (hand) or ``Torso`` in ``frame`` (0, 1, 2), 16 values row by row."""
+        if name not in ("LArm", "RArm", "Torso"):
+            raise RuntimeError(f"ALMotion stub: getTransform supports LArm, RArm and Torso, not {name!r}")
+        torso = self._frames.torso(frame)
+        if name == "Torso":
+            return torso.ravel().tolist()
+        model = arm_model(name)
+        hand = pose6d_to_transform(forward_pose(model, self.getAngles(list(model.names), useSensorValues)))
+        return (torso @ hand).ravel().tolist()
+
+    def setTorsoTransform(self, frame: Any, values: Any) -> None:
+        """Move the torso: its 4x4 transform (16 values) in FRAME_WORLD (1) or FRAME_ROBOT (2) (stub only)."""
+        self._frames.set(frame, values)
 
     # ------------------------------------------------------------- stiffness
 

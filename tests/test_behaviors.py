@@ -53,6 +53,7 @@ def test_project_files_are_well_formed():
     root = ET.parse(XAR).getroot()
     assert root.tag == q("ChoregrapheProject") and root.get("xar_version") == "3"
     names = {"Reach To", "Compute Angles", "Track Path", "Wake Up", "Rest", "Reach Pose"}
+    names |= {"Point At", "Reach Both", "Grasp", "Open/Close Hand"}
     assert {b.get("name") for b, _ in boxes()} >= names
 
 
@@ -300,3 +301,51 @@ def test_reach_pose_box_reports_failures(awake):
     wrong = make_box("Reach Pose", awake.user, method="fabrik")
     start(wrong)
     assert wrong.fired[-1][0] == "onFailed" and "pose method" in wrong.fired[-1][1][2]
+
+
+# ------------------------------------------------------ issue 19's boxes
+
+
+def test_reach_to_box_takes_a_frame(awake):
+    """A target in FRAME_ROBOT (and arm auto: the side from the torso transform) lands where ALMotion says."""
+    target = kinematics.forward(arm_model("RArm"), [0.3, -0.4, 0.5, 0.8, 0.0])
+    torso = np.array(awake.motion.getTransform("Torso", 2, True)).reshape(4, 4)
+    robot = (torso[:3, :3] @ target + torso[:3, 3]).tolist()
+    box = make_box("Reach To", awake.user, speed=1.0, frame="FRAME_ROBOT")
+    start(box, robot)
+    assert box.fired[-1][0] == "onReached", box.fired
+    assert awake.moves()[-1]["names"][0] == "RShoulderPitch"
+    np.testing.assert_allclose(awake.motion.getPosition("RArm", 2, True)[:3], robot, atol=1e-3)
+
+
+def test_point_at_box(awake):
+    box = make_box("Point At", awake.user, speed=1.0)
+    start(box)  # the parameters: 1 m ahead, 0.5 m left, 0.3 m up in FRAME_ROBOT
+    name, value = box.fired[-1]
+    assert name == "onPointed" and value[0] < 1e-3, box.fired
+    near = make_box("Point At", awake.user, frame="FRAME_TORSO")
+    start(near, [0.0, 0.098, 0.1])  # the shoulder itself: nothing to point at
+    assert near.fired[-1][0] == "onFailed" and "within the hand's reach" in near.fired[-1][1][1], near.fired
+
+
+def test_reach_both_box(awake):
+    box = make_box("Reach Both", awake.user, speed=1.0)
+    start(box)
+    assert box.fired[-1][0] == "onReached" and max(box.fired[-1][1]) < 1e-4, box.fired
+    assert len(awake.moves()) == 1 and len(awake.moves()[0]["names"]) == 10
+    start(box, [[0.15, 0.12], [0.1, -0.1, 0.0]])
+    assert box.fired[-1][0] == "onFailed" and "left must be" in box.fired[-1][1][1]
+
+
+def test_grasp_and_hand_boxes(awake):
+    hand = make_box("Open/Close Hand", awake.user, speed=1.0)
+    hand.onInput_onOpen()
+    assert hand.fired[-1] == ("onDone", [1.0])
+    grasp = make_box("Grasp", awake.user, speed=1.0)
+    target = kinematics.forward(arm_model("LArm"), [0.3, 0.4, -0.6, -0.9, 0.0]).tolist()
+    start(grasp, target)
+    assert grasp.fired[-1] == ("onGrasped", ["preGrasp", "open", "approach", "close", "lift"]), grasp.fired
+    start(grasp, [0.5, 0.1, 0.0])
+    assert grasp.fired[-1][0] == "onFailed" and grasp.fired[-1][1][0] == "preGrasp"
+    hand.onInput_onClose()
+    assert hand.fired[-1] == ("onDone", [0.0])

@@ -12,10 +12,11 @@ LAYERS = [
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
-    ("api", "all_solutions", "continuity", "pose", "sweep"),
+    ("api", "all_solutions", "continuity", "pose", "sweep", "frames", "reachability", "pointing", "both_arms", "grasp"),
     (
         "track",
         "bench",
+        "workspace",
         "pose_bench",
         "interval_bench",
         "report",
@@ -29,7 +30,7 @@ LAYERS = [
         "report_kt",
         "body_bench",
     ),
-    ("service", "qi_args", "jobs", "motion_link", "qilog", "sensed"),  # the service and its parts
+    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed"),  # the service and its parts
     ("server", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli",),
 ]

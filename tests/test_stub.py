@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik import kinematics
+from nao_ik import frames, kinematics
 from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
 from sim_stub.body import CHAINS, JOINTS, STAND
@@ -130,12 +130,27 @@ def test_get_position_is_the_forward_kinematics(motion, clock):
     np.testing.assert_allclose(pos, forward_pose(arm_model("LArm"), q))
     t = np.array(motion.getTransform("LArm", 0, True)).reshape(4, 4)
     np.testing.assert_allclose(t, kinematics.hand_transform(arm_model("LArm"), q), atol=1e-12)
-    with pytest.raises(RuntimeError, match="FRAME_TORSO"):
-        motion.getTransform("RArm", 2, True)
-    with pytest.raises(RuntimeError, match="FRAME_TORSO"):
-        motion.getPosition("LArm", 1, True)
-    with pytest.raises(RuntimeError, match="LArm and RArm"):
+    with pytest.raises(RuntimeError, match="unknown frame 3"):
+        motion.getTransform("RArm", 3, True)
+    with pytest.raises(RuntimeError, match="LArm, RArm and Torso"):
         motion.getPosition("Head", 0, True)
+
+
+def test_the_torso_stands_and_can_be_moved(motion):
+    """A standing robot: the torso upright above FRAME_ROBOT's origin; the hand's transform in a frame is the
+    torso's there times the hand's in FRAME_TORSO."""
+    torso = np.array(motion.getTransform("Torso", 2, True)).reshape(4, 4)
+    np.testing.assert_allclose(torso[:3, :3], np.eye(3))
+    assert 0.25 < torso[2, 3] < 0.40 and torso[0, 3] == torso[1, 3] == 0.0
+    moved = frames.torso_transform(0.3, -0.2, 0.31, yaw=0.7, pitch=0.1, roll=-0.05)
+    motion.setTorsoTransform(1, moved.ravel().tolist())
+    np.testing.assert_allclose(np.array(motion.getTransform("Torso", 1, True)).reshape(4, 4), moved)
+    hand = np.array(motion.getTransform("LArm", 0, True)).reshape(4, 4)
+    np.testing.assert_allclose(np.array(motion.getTransform("LArm", 1, True)).reshape(4, 4), moved @ hand)
+    with pytest.raises(RuntimeError, match="rigid"):
+        motion.setTorsoTransform(1, [2.0] + [0.0] * 15)
+    with pytest.raises(RuntimeError, match="frames 1 and 2"):
+        motion.setTorsoTransform(0, moved.ravel().tolist())
 
 
 def test_custom_limits_are_reported_and_enforced(clock):
