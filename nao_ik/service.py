@@ -839,6 +839,10 @@ class NaoArmIK:
             self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             p = point_at(t, model, start)
+            if p.found and model.body:
+                near = clearance(model, p.angles, model.body)
+                if near.distance < MARGIN - 1e-9:  # pointing there takes the arm through the body
+                    p = p._replace(found=False, reason=f"collision: {near.part}")
             moved = p.found
             safe, _, change, seconds, _ = self._command(model, p.angles, start, moved, end, f"pointAt {list(t)}")
         finally:

@@ -107,6 +107,7 @@ def test_point_at_puts_the_forearm_line_through_the_target(awake):
         for _ in range(4):
             d = rng.normal(size=3)
             d[0] = abs(d[0]) + 0.3  # in front of the robot
+            d[1] = abs(d[1]) * (1.0 if arm == "LArm" else -1.0)  # on the arm's side (across: through the body)
             d /= np.linalg.norm(d)
             target = np.array(model.shoulder) + 1.5 * d
             robot = frames.point_from_torso(target, np.array(awake.motion.getTransform("Torso", 2, True)).reshape(4, 4))
@@ -118,6 +119,11 @@ def test_point_at_puts_the_forearm_line_through_the_target(awake):
             pointed += 1
     assert pointed == 8
     assert awake.stub.getViolations() == []
+    # Down and across the body: the forearm would go through the torso; refused with the part, nothing sent.
+    before = len(awake.moves())
+    r = awake.ik.pointAt("LArm", 1.106, -0.324, -0.821, frames.FRAME_TORSO)
+    assert not r["pointed"] and not r["moved"] and r["reason"].startswith("collision: ")
+    assert len(awake.moves()) == before
 
 
 def test_reachability_over_qi(awake):
