@@ -66,7 +66,7 @@ def measure(
         repeats: passes over the timed targets; a target's time is its median over the passes.
         tol: success distance, metres.
     """
-    model = arm_model(arm)
+    model = arm_model(arm)._replace(body=())  # the paper's problem: the kinematics alone (no body)
     specs = variants(methods)
     q0 = np.tile(np.asarray(model.neutral), (len(targets), 1))
     neutral = list(model.neutral)

@@ -38,7 +38,7 @@ def measure(
 
     Success, iterations and error are those of the timed calls themselves (the last pass).
     """
-    model = arm_model(arm)
+    model = arm_model(arm)._replace(body=())  # the paper's problem: the kinematics alone (no body)
     specs = variants(METHODS)
     neutral = list(model.neutral)
     out: dict[tuple[str, str], dict[float, Point]] = {k: {} for k in specs}

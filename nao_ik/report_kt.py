@@ -35,7 +35,7 @@ class Lookup:
         self.degree = cm.record.get("degree", 1)
         self.size = [2 * cells.REACH / self.div[k] for k in range(3)] + [2 * math.pi / self.div[3]]
         self.lo = [-cells.REACH] * 3 + [-math.pi]
-        near, far = reach_range(arm_model("LArm"))
+        near, far = reach_range(arm_model("LArm")._replace(body=()))
         self.near2, self.far2 = near * near, far * far
 
     def all_solutions(self, rel: tuple, v: float) -> list:
@@ -80,7 +80,7 @@ class LookupTimes(NamedTuple):
 
 def measure(queries: int = 10_000, seed: int = 99) -> LookupTimes:
     """Time the lookup alone on random in-limit postures (swivel and branch of the configuration)."""
-    model = arm_model("LArm")
+    model = arm_model("LArm")._replace(body=())
     cm = cells.load()
     q = random_configurations(model, queries, np.random.default_rng(seed))
     rel = forward_batch(model, q) - np.asarray(model.shoulder)

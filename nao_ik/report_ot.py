@@ -32,7 +32,7 @@ SCALED_GIVE_UP = GIVE_UP * NAO_STEP / PAPER_STEP
 
 def nao_reach() -> float:
     """NAO's reach, metres: the largest shoulder-to-hand distance the limits allow (reach_range less its 1 mm)."""
-    return reach_range(arm_model(ARM))[1] - 1e-3
+    return reach_range(arm_model(ARM)._replace(body=()))[1] - 1e-3
 
 
 class Tracked(NamedTuple):
@@ -54,7 +54,7 @@ def _tracked(tracks) -> Tracked:
 
 def model_alone_mm(mod: modular.Modular, targets: np.ndarray) -> tuple[float, float]:
     """RMS and median hand error (mm) of the selected expert's answer alone (clamped), the paper's Fig. 2a/6a."""
-    model = arm_model(ARM)
+    model = arm_model(ARM)._replace(body=())
     _, p, order = modular.select(model, mod, targets, 0.0)
     alone = p[order[0], np.arange(targets.shape[0])] * 1e3
     return float(np.sqrt(np.mean(alone**2))), float(np.median(alone))
@@ -62,13 +62,13 @@ def model_alone_mm(mod: modular.Modular, targets: np.ndarray) -> tuple[float, fl
 
 def track_model(mod: modular.Modular, paths: Sequence[np.ndarray]) -> Tracked:
     """Equations (6)-(9) with one expert per path (section 3), as ``nn-modular`` tracks."""
-    model = arm_model(ARM)
+    model = arm_model(ARM)._replace(body=())
     return _tracked([follow(model, p, *modular.path_inverse(model, mod, p, reach)) for p in paths])
 
 
 def track_method(method: str, paths: Sequence[np.ndarray]) -> Tracked:
     """Equations (6)-(9) with a method as Phi."""
-    return _tracked([track_path(p, ARM, method) for p in paths])
+    return _tracked([track_path(p, arm_model(ARM)._replace(body=()), method) for p in paths])
 
 
 class Scale(NamedTuple):
@@ -92,7 +92,7 @@ def measure(targets: int, paths: int, trials: int, seed: int = 11) -> Scale:
         paths: held-out straight paths (21 points, 5 cm step).
         trials: learning trials of the fresh run (its curve starts untrained, trial 0).
     """
-    model = arm_model(ARM)
+    model = arm_model(ARM)._replace(body=())
     held = forward_batch(model, random_configurations(model, targets, np.random.default_rng(seed)))
     lines = random_lines(ARM, paths, 21, seed + 1)
     untrained, _ = learn(trials=0, evaluations=10, paths=0)

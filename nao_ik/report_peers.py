@@ -70,7 +70,7 @@ def pinocchio_peer(targets: np.ndarray) -> Peer | None:
         return None
     data = model.createData()
     fid = model.getFrameId("l_gripper")
-    nao = arm_model(ARM)
+    nao = arm_model(ARM)._replace(body=())
     lo, hi = model.lowerPositionLimit.copy(), model.upperPositionLimit.copy()
     q_start = np.zeros(model.nq)
     q_start[:5] = nao.neutral
@@ -108,7 +108,7 @@ def tracik_peer(configs: np.ndarray) -> Peer | None:
     full[:, :5] = configs
     # The poses to reach, as (x, y, z, qx, qy, qz, qw), computed before any timing.
     poses = np.array([_pose(pytracik.fk(ik, q)) for q in full])
-    nao = arm_model(ARM)
+    nao = arm_model(ARM)._replace(body=())
     seed = np.zeros(n)
     seed[:5] = nao.neutral
     last = {"ok": False}
@@ -157,7 +157,7 @@ class PeerRow(NamedTuple):
 
 def peer_row(peer: Peer, targets: np.ndarray, times: np.ndarray, answers: np.ndarray, flags, tol: float) -> PeerRow:
     """Judge a peer's answers like nao-ik's: FK of the angles against the target position."""
-    nao = arm_model(ARM)
+    nao = arm_model(ARM)._replace(body=())
     finite = np.all(np.isfinite(answers), axis=1)
     err = np.full(len(targets), np.inf)
     err[finite] = np.linalg.norm(forward_batch(nao, answers[finite]) - targets[finite], axis=1)
@@ -202,8 +202,9 @@ def measure(targets: np.ndarray, configs: np.ndarray, tol: float, rounds: int = 
 
     peers = {"pinocchio DLS": pinocchio_peer(targets), "TRAC-IK": tracik_peer(configs)}
     missing = [name for name, p in peers.items() if p is None]
+    kin = arm_model(ARM)._replace(body=())  # like the peers: the kinematics alone, no body
     nao = {m: Peer(f"nao-ik {m}", "", "position", lambda i, m=m: np.asarray(
-        api.solve(targets[i].tolist(), ARM, m, tolerance=tol).angles), None) for m in NAO_METHODS}  # fmt: skip
+        api.solve(targets[i].tolist(), kin, m, tolerance=tol).angles), None) for m in NAO_METHODS}  # fmt: skip
     runners = {**nao, **{k: p for k, p in peers.items() if p is not None}}
     n = len(targets)
     times = {k: np.empty(n) for k in runners}

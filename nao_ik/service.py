@@ -412,8 +412,12 @@ class NaoArmIK:
                 # The arm may still be moving toward the last command: the new motion starts somewhere between
                 # the reading and that posture, so its first leg must be clear from both.
                 if not sweep(model, aim, route.commands[0], speed).clear:
-                    route = Plan([], "motion: the arm is still moving toward its last command, and from there the "
-                                 "new one would cross the body", route.seconds)  # fmt: skip
+                    alt = plan(model, aim, safe, speed)  # planned from where the arm is going instead
+                    if alt.commands and sweep(model, start, alt.commands[0], speed).clear:
+                        route = alt
+                    else:
+                        route = Plan([], "motion: the arm is still moving toward its last command, and from there "
+                                     "the new one would cross the body", route.seconds)  # fmt: skip
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
