@@ -123,7 +123,12 @@ def _client(url: str, seconds: float, seed: int, queue: mp.Queue) -> None:
             failures.append(str(e).strip().splitlines()[0])
             continue
         latencies.append((time.perf_counter() - t0) * 1e3)
-        answers.append((tuple(r["names"]), tuple(r["angles"])))
+        names = tuple(r["names"])
+        # Where the direct motion would cross the body the arm is first swung out (the answer's "via"); a later
+        # call on the arm may end that sequence before its last command (then fewer commands than via + 1).
+        answers.extend((names, tuple(v)) for v in r.get("via", []))
+        if r.get("commands", 1) == len(r.get("via", [])) + 1:
+            answers.append((names, tuple(r["angles"])))
     session.close()
     queue.put((latencies, answers, failures))
 

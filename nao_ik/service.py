@@ -375,7 +375,9 @@ class NaoArmIK:
             # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
             # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
             # 0 (computeAngles only) when no safe motion from the current posture exists.
-            "commands": int(commands),
+            "commands": len(commands),
+            # The swung-out postures commanded before the answer (empty for a direct move).
+            "via": [list(q) for q in (commands[:-1] if commands and commands[-1] == safe else commands)],
         }
 
     @_private
@@ -394,7 +396,8 @@ class NaoArmIK:
         Returns:
             (angles sent, names of the joints clamped, largest joint change in rad, seconds the move
             takes (setAngles moves each joint at fractionMaxSpeed of its own maximum velocity), the
-            number of commands of the move (0: no safe one)).
+            postures of the move: those sent when moving (the last one is the answer unless a later call took
+            the arm on the way), else those it takes (none: no safe motion)).
         """
         speed = self._speed if speed is None else speed
         angles = [float(q) for q in angles]
@@ -422,21 +425,21 @@ class NaoArmIK:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
                     raise RuntimeError(f"{what}: {why}; nothing sent")
-                return safe, clamped, change, seconds, 0
+                return safe, clamped, change, seconds, []
             seconds = max(seconds, route.seconds)
         else:
             route = None
         commands = [safe] if route is None else route.commands
         if not move:
-            return safe, clamped, change, seconds, len(commands)
-        names, sent = list(model.names), 0
+            return safe, clamped, change, seconds, commands
+        names, sent = list(model.names), []
         for k, q in enumerate(commands):
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
             if k and not self._arrive(names, commands[k - 1], job, end):
                 break  # a later call took the arm: it commands from where the arm is
             self._send(model.arm, names, q, speed, end)
-            sent += 1
+            sent.append(q)
         return safe, clamped, change, seconds, sent
 
     @_private
@@ -526,7 +529,7 @@ class NaoArmIK:
             "moved": bool(move),
             "jointChange": float(change),
             "moveSeconds": float(seconds),
-            "commands": int(commands),
+            "commands": len(commands),
         }
 
     @_private
@@ -888,7 +891,7 @@ class NaoArmIK:
             ]
             names = list(models[0].names) + list(models[1].names)
             angles = checked[0][0] + checked[1][0]
-            unsafe = [f"motion: {arm} has no safe motion to its answer" for arm, c in zip(ARMS, checked) if c[4] == 0]
+            unsafe = [f"motion: {arm} has no safe motion to its answer" for arm, c in zip(ARMS, checked) if not c[4]]
             collision = both.collision or (unsafe[0] if unsafe else "")
             move = not collision
             if move:

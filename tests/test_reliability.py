@@ -174,9 +174,14 @@ def adverse_targets(arm):
 
 
 def corner_starts(arm):
+    """Start postures at the corners of the first four joints' limits (WristYaw 0), and the neutral posture
+    with WristYaw at either limit. The right arm is the left one mirrored (test_kinematics): mirroring swaps
+    the lower and upper limits of three of the four joints (the rolls and ElbowYaw), so it turns a corner with
+    an even count of upper limits into one with an odd count. Each arm takes the 8 even corners: between them
+    the two arms try every corner of the left arm's limits once, at half the suite's time."""
     m = arm_model(arm)
     lo, hi = m.lower, m.upper
-    corners = itertools.product((0, 1), repeat=4)
+    corners = [c for c in itertools.product((0, 1), repeat=4) if sum(c) % 2 == 0]
     starts = [[lo[i] if c == 0 else hi[i] for i, c in enumerate(corner)] + [0.0] for corner in corners]
     return starts + [list(m.neutral[:4]) + [lo[4]], list(m.neutral[:4]) + [hi[4]]]
 
