@@ -43,6 +43,10 @@ ITERATIONS = 40
 POLISH = 4
 POLISH_ITERATIONS = 400
 DAMPING = 1e-4
+#: The descent stops once no start got STALL_GAIN metres closer over STALL iterations (the rest of the crawl
+#: along a flat valley would gain less than 20x that).
+STALL = 20
+STALL_GAIN = 1e-10
 #: Distances within this of the best count as equally close (metres).
 TIE = 1e-9
 #: Evenly spread joint-space starts (a Halton sequence over the four joints' ranges).
@@ -200,7 +204,12 @@ def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) ->
     k = q.shape[0]
     lam = np.full(k, DAMPING)
     err = _errors(model, q, tv)
-    for _ in range(iterations):
+    mark = err.copy()
+    for it in range(iterations):
+        if it and it % STALL == 0:  # no start gained STALL_GAIN over the last STALL iterations: they have converged
+            if np.all(mark - err < STALL_GAIN):
+                break
+            mark = err.copy()
         ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
         hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
         e = tv - hand
