@@ -136,7 +136,22 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = B
     Returns:
         :class:`Clearance`.
     """
-    pts = link_points(model, [float(x) for x in q])
+    q = [float(x) for x in q]
+    key = (id(model), q, id(shapes))
+    last = _LAST[0]  # one read of one tuple: safe against another thread replacing it
+    if last is not None and last[0] == key and last[1] is model and last[2] is shapes:
+        return last[3]  # the same question again (the nearest search's check, then the answer's)
+    got = _clearance(model, q, shapes)
+    _LAST[0] = (key, model, shapes, got)
+    return got
+
+
+#: The last :func:`clearance` asked, as one tuple (key, model, shapes, answer).
+_LAST: list = [None]
+
+
+def _clearance(model: ArmModel, q: list, shapes: Sequence[Capsule]) -> Clearance:
+    pts = link_points(model, q)
     best, part, link = CAP, "", ""
     pairs = _prepared(shapes)
     for ln in LINKS:

@@ -134,6 +134,17 @@ class ArmModel(NamedTuple):
         neutral = tuple(min(max(q, j.lower), j.upper) for q, j in zip(self.neutral, joints))
         return make_model(self.arm, tuple(joints), self.hand_offset, neutral, self.active, self.body)
 
+    def bodiless(self) -> ArmModel:
+        """This arm with no body (the limits alone), the same object on every call (solvers cache per model)."""
+        if not self.body:
+            return self
+        hit = _BODILESS.get(id(self))
+        if hit is None or hit[0] is not self:
+            if len(_BODILESS) > 64:
+                _BODILESS.clear()
+            hit = _BODILESS[id(self)] = (self, self._replace(body=()))
+        return hit[1]
+
     def clamp(self, angles: Sequence[float]) -> tuple[float, ...]:
         """Clamp joint angles (chain order) into the limits."""
         return tuple(min(max(float(q), j.lower), j.upper) for q, j in zip(angles, self.joints))
@@ -159,6 +170,9 @@ def _limit_values(name: str, value: object) -> list[float]:
     if not all(math.isfinite(v) for v in values):
         raise ValueError(f"limits of {name} must be finite [min, max, ...], got {shown}")
     return values
+
+
+_BODILESS: dict = {}
 
 
 def make_model(

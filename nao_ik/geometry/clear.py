@@ -148,7 +148,7 @@ def unreachable_reason(model: ArmModel, target: Sequence[float], q0: Sequence[fl
     c = circle(model, t, float(q0[4]), SCALAR)
     if not c.reachable:
         return "out of reach"
-    free = nearest(model._replace(body=()), t, [float(x) for x in q0], SCALAR)
+    free = nearest(model.bodiless(), t, [float(x) for x in q0], SCALAR)
     if not free.found:
         return "joint limits"
     clr = clearance(model, model.clamp(free.q), model.body)
@@ -166,7 +166,7 @@ def unreachable_reasons(model: ArmModel, targets: np.ndarray, q0: np.ndarray) ->
         return out
     cols = [targets[:, i] for i in range(3)]
     c = circle(model, cols, q0[:, 4], ARRAY)
-    free = nearest(model._replace(body=()), cols, [q0[:, i] for i in range(5)], ARRAY)
+    free = nearest(model.bodiless(), cols, [q0[:, i] for i in range(5)], ARRAY)
     found = np.broadcast_to(free.found, (m,))
     q = np.clip(np.stack(np.broadcast_arrays(*free.q), axis=1), model.lower, model.upper)
     if model.body:

@@ -117,7 +117,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         return _nearest(model, t, q0, ops)
     from .sampled import sampled_clear
 
-    free = _nearest(model._replace(body=()), t, q0, ops)
+    free = _nearest(model.bodiless(), t, q0, ops)
     if ops is SCALAR:
         if not free.found or body_margin(model, free.q, ops) >= -SLACK:
             return free
