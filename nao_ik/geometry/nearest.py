@@ -100,9 +100,11 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     comes within the body's margin are searched again with the body's
     clearance as one more limit (:func:`~nao_ik.geometry.swivel.margin_at`).
     The answer found first is then also the nearest clear one: the clear
-    swivels are a subset of the allowed ones. A target with no clear swivel
-    among a quick sample (:func:`~nao_ik.geometry.sampled.sampled_clear`)
-    gets no second search: ``found`` False.
+    swivels are a subset of the allowed ones. One target goes straight to
+    the float search with the body as its extra margin; in a batch, a target
+    with no clear swivel among a quick sample
+    (:func:`~nao_ik.geometry.sampled.sampled_clear`) gets no second search:
+    ``found`` False.
 
     Args:
         model: the arm.
@@ -121,8 +123,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     if ops is SCALAR:
         if not free.found or body_margin(model, free.q, ops) >= -SLACK:
             return free
-        if not sampled_clear(model, np.array([t], dtype=float), np.array([q0[4]], dtype=float))[0][0]:
-            return free._replace(found=False, circle=free.circle or circle(model, t, q0[4], ops))
+        # One target: the float search with the body as its extra margin is cheaper than a sampled screen first.
         got = _nearest(model, t, q0, ops)
         return got if got.circle is not None or got.found else got._replace(circle=circle(model, t, q0[4], ops))
     hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
