@@ -11,7 +11,8 @@ NAOqi's ServiceManager starts at boot and after installing, and restarts if it d
 
 Standard library only, so that ``deploy.sh`` can run it with any Python 3::
 
-    python3 nao_ik/robot_pkg.py build/nao-ik.pkg
+    python3 nao_ik/robot_pkg.py build/nao-ik.pkg               # the boxes, the runtime, the service
+    python3 nao_ik/robot_pkg.py --boxes-only build/nao-ik.pkg  # the boxes alone (a computer serves NaoArmIK)
 """
 
 from __future__ import annotations
@@ -76,8 +77,18 @@ def stage(dest: Path, root: Path = ROOT) -> Path:
     return dest
 
 
-def build(out: Path, root: Path = ROOT) -> Path:
-    """Build the .pkg at ``out``: behaviors/ at the archive's root, the manifest with the service, the runtime."""
+def build(out: Path, root: Path = ROOT, service: bool = True) -> Path:
+    """Build the .pkg at ``out``: behaviors/ at the archive's root, the manifest with the service, the runtime.
+
+    Args:
+        out: the .pkg to write.
+        root: the repository.
+        service: False: the boxes alone, as for a robot served from a computer (``deploy.sh``
+            without ``--on-robot``: the robot's own NaoArmIK would take the service's name).
+
+    Returns:
+        ``out``.
+    """
     behaviors = root / "behaviors"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
@@ -89,11 +100,14 @@ def build(out: Path, root: Path = ROOT) -> Path:
                 rel = path.relative_to(behaviors).as_posix()
                 if rel != "manifest.xml":
                     z.write(path, rel)
-        z.writestr("manifest.xml", manifest(behaviors))
-        for rel in RUNTIME:
-            z.write(root / rel, rel)
-        for rel, text in STUBS.items():
-            z.writestr(rel, text)
+        if not service:
+            z.write(behaviors / "manifest.xml", "manifest.xml")
+        else:
+            z.writestr("manifest.xml", manifest(behaviors))
+            for rel in RUNTIME:
+                z.write(root / rel, rel)
+            for rel, text in STUBS.items():
+                z.writestr(rel, text)
     tmp.replace(out)
     return out
 
@@ -101,9 +115,10 @@ def build(out: Path, root: Path = ROOT) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build nao-ik's .pkg (the boxes and the robot runtime).")
     parser.add_argument("out", nargs="?", default=str(ROOT / "build" / "nao-ik.pkg"), help="the .pkg to write")
+    parser.add_argument("--boxes-only", action="store_true", help="no robot runtime, no service (a computer serves)")
     args = parser.parse_args(argv)
-    path = build(Path(args.out))
-    print(f"built {path} (service {SERVICE_NAME}: {EXEC_START})")
+    path = build(Path(args.out), service=not args.boxes_only)
+    print(f"built {path} (" + ("the boxes only)" if args.boxes_only else f"service {SERVICE_NAME}: {EXEC_START})"))
     return 0
 
 

@@ -13,7 +13,6 @@ import glob
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -159,7 +158,10 @@ def test_python_2_7_solves_from_the_package_tree(tmp_path):
 
 
 def test_the_package_declares_the_service_and_holds_the_runtime(tmp_path):
-    pkg = build(tmp_path / "nao-ik.pkg")
+    pkg = tmp_path / "nao-ik.pkg"
+    make = subprocess.run(["make", "-s", "-C", str(ROOT), "package", f"PKG={pkg}"], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert make.returncode == 0, make.stderr
     with zipfile.ZipFile(pkg) as z:
         names = set(z.namelist())
         manifest = ET.fromstring(z.read("manifest.xml"))
@@ -170,6 +172,10 @@ def test_the_package_declares_the_service_and_holds_the_runtime(tmp_path):
     ]
     assert "--qi-url" in EXEC_START and EXEC_START.startswith("/usr/bin/python2 nao_ik/robot/main.py")
     assert manifest.find("./contents/behaviorContent").get("path") == "behavior_1"  # the boxes still there
+    # The boxes alone (a computer serves NaoArmIK): no service, no runtime.
+    with zipfile.ZipFile(build(tmp_path / "boxes.pkg", service=False)) as z:
+        assert ET.fromstring(z.read("manifest.xml")).find("./services") is None
+        assert not [n for n in z.namelist() if n.startswith("nao_ik/")] and "behavior_1/behavior.xar" in z.namelist()
 
 
 # ------------------------------------------------------------------ served over libqi, no numpy
@@ -201,45 +207,39 @@ def _qi_version() -> str:
 
 
 class Installed:
-    """The simulated robot, the package installed in its PackageManager folder, the service started from it."""
+    """The simulated robot, the package installed by its PackageManager, the service its ServiceManager started."""
 
     def __init__(self, python: str, tmp: Path):
-        self.robot = SimulatedRobot(apps_dir=str(tmp / "apps"))
-        pkg = build(tmp / "nao-ik.pkg")
-        self.robot.session.service("PackageManager").install(str(pkg))
-        self.folder = tmp / "apps" / "nao-ik-behaviors"
-        # As ServiceManager: the manifest's command in the package's folder, --qi-url added.
-        entry = ET.parse(self.folder / "manifest.xml").find("./services/service")
-        argv = shlex.split(entry.get("execStart"))
-        assert argv[0] == "/usr/bin/python2"
-        self.log = open(tmp / "service.log", "w+")  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen([python, *argv[1:], "--qi-url", self.robot.url], cwd=self.folder,
-                                     stdout=self.log, stderr=subprocess.STDOUT)  # fmt: skip
+        # The stub ServiceManager runs the manifest's command in the package's folder with --qi-url added; this
+        # numpy-free venv's Python plays the robot's /usr/bin/python2.
+        self.robot = SimulatedRobot(apps_dir=str(tmp / "apps"), python2=python)
         self.user = qi.Session()
         self.user.connect(self.robot.url)
+        self.user.service("PackageManager").install(str(build(tmp / "nao-ik.pkg")))
+        self.folder = tmp / "apps" / "nao-ik-behaviors"
+        entry = ET.parse(self.folder / "manifest.xml").find("./services/service")
+        self.name = f"nao-ik-behaviors.{entry.get('name')}"
+        self.proc = self.robot.services.process(self.name)
+        assert self.proc is not None and shlex.split(entry.get("execStart"))[0] == "/usr/bin/python2"
         self.ik = self._wait(entry.get("name"))
         self.motion = self.user.service("ALMotion")
 
     def _wait(self, name: str, timeout: float = 30.0):
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                break
+        while time.monotonic() < end and self.proc.poll() is None:
             try:
                 return self.user.service(name)
             except RuntimeError:
                 time.sleep(0.1)
-        self.log.seek(0)
-        raise AssertionError(f"{name} did not register: {self.log.read()[-2000:]}")
+        raise AssertionError(f"{name} did not register: {self.log()}")
+
+    def log(self) -> str:
+        return (self.folder / f"{self.name}.log").read_text()[-2000:]
 
     def services(self) -> set:
-        return {s["name"] if isinstance(s, dict) else s[0] for s in self.user.services()}
+        return {s["name"] for s in self.user.services()}
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.log.close()
         self.user.close()
         self.robot.close()
 
@@ -318,7 +318,9 @@ def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):
 
 
 def test_stopped_it_unregisters(installed):
-    """Last: SIGTERM (ServiceManager's stop) unregisters NaoArmIK and exits 0."""
-    installed.proc.send_signal(signal.SIGTERM)
-    assert installed.proc.wait(15) == 0
-    assert SERVICE_NAME not in installed.services()
+    """Last: ServiceManager's stop (SIGTERM) unregisters NaoArmIK and the process exits 0."""
+    manager = installed.user.service("ALServiceManager")
+    assert manager.isServiceRunning(installed.name)
+    assert manager.stop(installed.name)
+    assert installed.proc.wait(15) == 0, installed.log()
+    assert SERVICE_NAME not in installed.services() and "NaoArmIK unregistered" in installed.log()
