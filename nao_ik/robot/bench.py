@@ -78,7 +78,8 @@ def main(argv=None):
     numpy_state = "loaded" if "numpy" in sys.modules else "not loaded"
     cpu = platform.processor() or platform.machine()
     version = platform.python_version()
-    print("Python %s (%s), numpy %s after the solves, %s" % (version, sys.executable, numpy_state, cpu))
+    load = "load average %.2f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else "load unknown"
+    print("Python %s (%s), numpy %s after the solves, %s, %s" % (version, sys.executable, numpy_state, cpu, load))
     print("")
     print("| case | solves | reached | median | p90 | max |")
     print("|---|---:|---:|---:|---:|---:|")

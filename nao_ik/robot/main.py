@@ -14,11 +14,31 @@ import os
 import signal
 import sys
 import threading
+import time
 
 if __name__ == "__main__":  # run as a script: the package root (two folders up) on the path
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 NAME = "NaoArmIK"
+
+
+def _connect(qi, url, timeout):
+    """A session connected to NAOqi, retried once a second for ``timeout`` seconds.
+
+    At boot NAOqi may come up after this service; failing at once would spend ServiceManager's
+    restarts (it stops restarting a service that crashes more than 5 times in 10 s).
+    """
+    end = time.time() + timeout
+    while True:
+        session = qi.Session()
+        try:
+            session.connect(url)
+            return session
+        except RuntimeError as e:
+            if time.time() >= end:
+                print("%s: cannot connect to NAOqi at %s: %s" % (NAME, url, e), file=sys.stderr)
+                raise
+            time.sleep(1.0)
 
 
 def main(argv=None):
@@ -27,14 +47,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="The NaoArmIK service on the robot (nao-ik's robot runtime).")
     parser.add_argument("--qi-url", default="tcp://127.0.0.1:9559", help="NAOqi's address (the last one given wins)")
     parser.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed")
+    parser.add_argument("--connect-timeout", type=float, default=60.0, help="seconds to wait for NAOqi (at boot)")
     args, _ = parser.parse_known_args(argv)  # ServiceManager may add options of its own
 
     import qi
 
     from nao_ik.robot.service import NaoArmIK
 
-    session = qi.Session()
-    session.connect(args.qi_url)
+    session = _connect(qi, args.qi_url, args.connect_timeout)
     service = NaoArmIK(session, args.speed)
     sid = session.registerService(NAME, service)
     print("%s registered on %s (service id %d)" % (NAME, args.qi_url, sid))
