@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test soak bench report lint clean view-screenshot view-cost
+.PHONY: demo test soak bench report lint clean view-screenshot view-cost package
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,12 @@ view-screenshot: $(STAMP)
 # The view's CPU cost to the simulated robot, with and without a browser (needs Chromium).
 view-cost: $(STAMP)
 	$(BIN)/nao-ik view-cost --seconds 30 --rounds 2 --out docs/view-cost.md
+
+# The Choregraphe package: the boxes and the robot runtime, its manifest declaring the NaoArmIK service
+# (standard library only: no venv needed). Install it with ./deploy.sh --on-robot, or with Choregraphe.
+PKG ?= build/nao-ik.pkg
+package:
+	$(PYTHON) nao_ik/robot_pkg.py $(PKG)
 
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests

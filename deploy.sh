@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # deploy.sh: put nao-ik on a NAO.
 #
-# 1. builds the Choregraphe package of behaviors/ (a .pkg is the project zipped),
+# 1. builds the Choregraphe package: the boxes of behaviors/ and, with
+#    --on-robot, the robot runtime (nao_ik/robot, Python 2.7/3 without numpy),
+#    its manifest declaring the NaoArmIK service (nao_ik/robot_pkg.py;
+#    docs/robot-runtime.md),
 # 2. copies it to the robot with scp and installs it with PackageManager.install
 #    over qi (what `qipkg deploy-package` does), or unpacks it into the
 #    PackageManager apps folder when the robot has no PackageManager,
-# 3. starts the NaoArmIK service for that robot on this computer (NAOqi 2.1/2.8
-#    ship Python 2.7; nao-ik is Python 3): a systemd user unit where systemd
-#    runs, otherwise a background process with a log and a pid file,
+# 3. with --on-robot: NAOqi's ServiceManager starts the runtime on the robot
+#    (an autorun service, NAOqi >= 2.3); otherwise it starts the full NaoArmIK
+#    service (every method, Python 3 + numpy) for that robot on this computer:
+#    a systemd user unit where systemd runs, else a background process with a
+#    log and a pid file,
 # 4. checks that NaoArmIK is listed on the robot and answers getMethods.
 set -euo pipefail
 
@@ -16,8 +21,9 @@ usage() {
 usage: ./deploy.sh --robot HOST|USER@HOST [options]
        ./deploy.sh --stop [--state-dir DIR]
 
-Deploy nao-ik to a NAO: install the Choregraphe boxes, start the NaoArmIK
-service for the robot on this computer, check that it answers.
+Deploy nao-ik to a NAO: install the Choregraphe package (the boxes and the
+robot runtime), start the NaoArmIK service (on the robot with --on-robot, else
+on this computer), check that it answers.
 
 options:
   --robot HOST|USER@HOST  the robot (user defaults to nao), e.g. 192.168.1.12 or nao@nao.local
@@ -27,6 +33,8 @@ options:
   --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
   --state-dir DIR         where the service's log and pid file go (default ~/.cache/nao-ik)
   --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)
+  --on-robot              serve NaoArmIK on the robot itself (the package's service, NAOqi >= 2.3;
+                          the analytic method only): no computer needed afterwards
   --no-service            install the package only
   --dry-run               print every command instead of running it
   --stop                  stop the service that a previous deploy started
@@ -47,6 +55,7 @@ REMOTE_DIR=""
 STATE_DIR="${HOME}/.cache/nao-ik"
 SSH_OPTS=()
 SERVICE=1
+ON_ROBOT=0
 DRY=0
 STOP=0
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,6 +69,7 @@ while [ $# -gt 0 ]; do
     --remote-dir) REMOTE_DIR="${2:?--remote-dir needs a value}"; shift 2 ;;
     --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
     --ssh-option) SSH_OPTS+=("${2:?--ssh-option needs a value}"); shift 2 ;;
+    --on-robot) ON_ROBOT=1; shift ;;
     --no-service) SERVICE=0; shift ;;
     --dry-run) DRY=1; shift ;;
     --stop) STOP=1; shift ;;
@@ -174,18 +184,14 @@ fi
 SSH=(ssh -p "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
 SCP=(scp -P "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
 
-# 1. The package: the Choregraphe project zipped, files at the archive's root.
+# 1. The package: the Choregraphe project and the robot runtime, files at the archive's root.
 PKG="$HERE/build/nao-ik.pkg"
 echo "building $PKG"
-run mkdir -p "$HERE/build"
-run rm -f "$PKG"
-run python3 -c 'import os, sys, zipfile
-src, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    for folder, _, files in sorted(os.walk(src)):
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            z.write(path, os.path.relpath(path, src))' "$HERE/behaviors" "$PKG"
+if [ "$ON_ROBOT" = 1 ]; then
+  run python3 "$HERE/nao_ik/robot_pkg.py" "$PKG"
+else  # the boxes alone: the robot's own NaoArmIK would take the name of the one this computer serves
+  run python3 "$HERE/nao_ik/robot_pkg.py" --boxes-only "$PKG"
+fi
 
 # 2. Copy and install.
 echo "checking that $TARGET answers over ssh (port $SSH_PORT)"
@@ -221,6 +227,20 @@ elif [ "$status" != 0 ]; then
 fi
 
 [ "$SERVICE" = 1 ] || { echo "done (package only)"; exit 0; }
+
+if [ "$ON_ROBOT" = 1 ]; then
+  # 3. On the robot: ServiceManager runs the package's autorun service after installing it.
+  [ "$status" = 3 ] && die "the robot has no PackageManager (NAOqi < 2.3?): nothing there starts a package's service; deploy without --on-robot to serve NaoArmIK from this computer"
+  if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
+    stop_service >/dev/null  # a NaoArmIK served from this computer would take the name
+  fi
+  echo "waiting for the robot's own NaoArmIK (the package's service) on $QI_URL"
+  if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 60; then
+    die "NaoArmIK did not come up on the robot: its log is under ~/.local/share/PackageManager/apps/nao-ik-behaviors there; ServiceManager needs NAOqi >= 2.3 (else deploy without --on-robot)"
+  fi
+  echo "done: NaoArmIK runs on the robot (analytic method); ServiceManager restarts it if it dies"
+  exit 0
+fi
 
 # 3. The service, on this computer.
 SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")

@@ -14,27 +14,31 @@ import math
 import numbers
 from typing import Mapping, NamedTuple, Sequence
 
+# The numbers live in the numpy-free nao_ik.arm_data (the robot runtime reads them too).
+from .arm_data import (  # noqa: F401  (re-exported: the library's names for them)
+    ARMS,
+    ELBOW_OFFSET_Y,
+    HAND_OFFSET,
+    HAND_OFFSET_X,
+    HAND_OFFSET_Z,
+    JOINT_SUFFIXES,
+    LOWER_ARM_LENGTH,
+    SHOULDER_OFFSET_Y,
+    SHOULDER_OFFSET_Z,
+    UPPER_ARM_LENGTH,
+    X,
+    Y,
+    Z,
+    joint_rows,
+)
+from .arm_data import neutral as neutral_posture
 from .body import BODY, Capsule
-
-ARMS = ("LArm", "RArm")
 
 #: The right arm is the left arm mirrored through the torso's x-z plane: a
 #: right-arm target is a left-arm target with y negated, and a right-arm
 #: configuration a left-arm one with these signs (roll and yaw joints flip).
 MIRROR_TARGET = (1.0, -1.0, 1.0)
 MIRROR_ANGLES = (1.0, -1.0, -1.0, -1.0, -1.0)
-JOINT_SUFFIXES = ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")
-
-# Axis indices: 0 = x, 1 = y, 2 = z.
-X, Y, Z = 0, 1, 2
-
-SHOULDER_OFFSET_Y = 0.098
-SHOULDER_OFFSET_Z = 0.100
-UPPER_ARM_LENGTH = 0.105
-ELBOW_OFFSET_Y = 0.015
-LOWER_ARM_LENGTH = 0.05595
-HAND_OFFSET_X = 0.05775
-HAND_OFFSET_Z = 0.01231
 
 
 class Joint(NamedTuple):
@@ -190,22 +194,8 @@ def make_model(
 
 
 def _arm(side: str) -> ArmModel:
-    s = 1.0 if side == "L" else -1.0
-    # Roll limits mirror between the arms; pitch and yaw limits do not.
-    # Values as in the URDF: -18..76 deg and -88.5..-2 deg for the left arm.
-    roll_sh = (-0.314159, 1.32645) if s > 0 else (-1.32645, 0.314159)
-    roll_el = (-1.54462, -0.0349066) if s > 0 else (0.0349066, 1.54462)
-    joints = (
-        Joint(side + "ShoulderPitch", Y, (0.0, s * SHOULDER_OFFSET_Y, SHOULDER_OFFSET_Z), -2.08567, 2.08567, 8.26797),
-        Joint(side + "ShoulderRoll", Z, (0.0, 0.0, 0.0), *roll_sh, 7.19407),
-        Joint(side + "ElbowYaw", X, (UPPER_ARM_LENGTH, s * ELBOW_OFFSET_Y, 0.0), -2.08567, 2.08567, 8.26797),
-        Joint(side + "ElbowRoll", Z, (0.0, 0.0, 0.0), *roll_el, 7.19407),
-        Joint(side + "WristYaw", X, (LOWER_ARM_LENGTH, 0.0, 0.0), -1.82387, 1.82387, 24.6229),
-    )
-    # Neutral: upper arm forward and slightly out, elbow half bent, away from
-    # the stretched-arm singularity and from every limit.
-    neutral = (0.0, s * 0.3, 0.0, -s * 0.9, 0.0)
-    return make_model(side + "Arm", joints, (HAND_OFFSET_X, 0.0, -HAND_OFFSET_Z), neutral)
+    joints = tuple(Joint(*row) for row in joint_rows(side))
+    return make_model(side + "Arm", joints, HAND_OFFSET, neutral_posture(side))
 
 
 _MODELS = {"LArm": _arm("L"), "RArm": _arm("R")}

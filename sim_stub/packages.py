@@ -23,8 +23,9 @@ class StubPackageManager:
             ``/home/nao/.local/share/PackageManager/apps``).
     """
 
-    def __init__(self, apps_dir: str):
+    def __init__(self, apps_dir: str, services: object | None = None):
         self._apps_dir = apps_dir
+        self._services = services  # a StubServiceManager: told of each package installed
         self._lock = threading.Lock()
         self._installed: list[dict] = []
 
@@ -38,6 +39,8 @@ class StubPackageManager:
             os.makedirs(target, exist_ok=True)
             z.extractall(target)
             self._installed.append({"uuid": uuid, "path": path, "folder": target})
+        if self._services is not None:
+            self._services.installed(uuid, target)
         return True
 
     def packages(self) -> list[dict]:

@@ -11,6 +11,7 @@ import qi
 from .latency import LatentMotion
 from .motion import StubMotion
 from .packages import StubPackageManager
+from .services import StubServiceManager
 
 DEFAULT_LISTEN = "tcp://127.0.0.1:0"
 
@@ -21,9 +22,12 @@ class SimulatedRobot:
     Args:
         listen: where the service directory listens (loopback by default).
         motion: the ALMotion stand-in to host (default: a new :class:`StubMotion`).
-        apps_dir: if given, also host a PackageManager that installs packages there.
+        apps_dir: if given, also host a PackageManager that installs packages there, and an
+            ALServiceManager that starts their autorun services (:mod:`sim_stub.services`).
         latency: seconds added to every ALMotion call over qi, half each way
             (:mod:`sim_stub.latency`); 0: none.
+        python2: what plays the robot's ``/usr/bin/python2`` for those services (default: see
+            :class:`~sim_stub.services.StubServiceManager`).
 
     Attributes:
         session: the standalone qi session (the robot's NAOqi).
@@ -37,6 +41,7 @@ class SimulatedRobot:
         motion: StubMotion | None = None,
         apps_dir: str | None = None,
         latency: float = 0.0,
+        python2: str | None = None,
     ):
         if not latency >= 0.0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
@@ -46,10 +51,13 @@ class SimulatedRobot:
         self._served = LatentMotion(self.motion, latency) if latency > 0 else self.motion
         self._motion_id = self.session.registerService("ALMotion", self._served)
         self.packages = None
-        if apps_dir:
-            self.packages = StubPackageManager(apps_dir)
-            self.session.registerService("PackageManager", self.packages)
+        self.services = None
         self.url = _connectable(self.session.endpoints(), listen)
+        if apps_dir:
+            self.services = StubServiceManager(self.url, python2)
+            self.packages = StubPackageManager(apps_dir, self.services)
+            self.session.registerService("PackageManager", self.packages)
+            self.session.registerService("ALServiceManager", self.services)
 
     def unregister_motion(self) -> None:
         """Take ALMotion off the service directory (simulates a crash of it)."""
@@ -63,7 +71,9 @@ class SimulatedRobot:
             self._motion_id = self.session.registerService("ALMotion", self._served)
 
     def close(self) -> None:
-        """Stop the robot's session."""
+        """Stop the robot's session (and the services its ServiceManager started)."""
+        if self.services is not None:
+            self.services.close()
         self.session.close()
         if isinstance(self._served, LatentMotion):
             self._served.close()

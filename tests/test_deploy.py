@@ -158,6 +158,35 @@ def test_deploy_end_to_end(sshd, tmp_path):
         sim.wait(timeout=10)
 
 
+def test_deploy_on_robot_serves_from_the_robot(sshd, tmp_path):
+    """--on-robot: the package installed, the robot's ServiceManager (the simulated one) starts its NaoArmIK."""
+    qi_port = free_port()
+    apps, home, state = tmp_path / "apps", sshd["home"], tmp_path / "state"
+    sim = subprocess.Popen(
+        [sys.executable, "-m", "nao_ik.cli", "sim", "--listen", f"tcp://127.0.0.1:{qi_port}", "--apps-dir", str(apps)],
+        stdout=subprocess.PIPE, text=True, env=env(),
+    )  # fmt: skip
+    try:
+        wait_for_line(sim, "listening")
+        ssh_opts = [x for o in sshd["opts"] for x in ("--ssh-option", o)]
+        args = ["--robot", f"{sshd['user']}@127.0.0.1", "--ssh-port", str(sshd["port"]), "--qi-port", str(qi_port),
+                "--remote-dir", str(home), "--state-dir", str(state), "--on-robot", *ssh_opts]  # fmt: skip
+        out = deploy(*args)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "NaoArmIK is up on" in out.stdout and "NaoArmIK runs on the robot" in out.stdout
+        assert not (state / "serve.pid").exists()  # nothing serves from this computer
+        s = qi.Session()
+        s.connect(f"tcp://127.0.0.1:{qi_port}")
+        assert s.service("NaoArmIK").getMethods() == ["analytic"]  # the robot runtime's answer
+        s.service("ALMotion").wakeUp()
+        assert s.service("NaoArmIK").reachTo(0.15, 0.12, 0.08, "")["reached"]
+        assert s.service("ALServiceManager").isServiceRunning("nao-ik-behaviors.NaoArmIK")
+        s.close()
+    finally:
+        sim.terminate()
+        sim.wait(timeout=20)
+
+
 # ------------------------------------------------------------------ injections
 
 

@@ -7,7 +7,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nao_ik"
 
 #: Lowest first. A module may import from its own layer and the ones before it.
 LAYERS = [
-    ("ops", "model", "validate", "body"),
+    ("arm_data", "ops", "model", "validate", "body"),
     ("kinematics", "collision"),
     ("geometry",),
     ("nn", "cells"),  # learned models the network solvers evaluate
@@ -30,9 +30,9 @@ LAYERS = [
         "report_kt",
         "body_bench",
     ),
-    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed"),  # the service and its parts
+    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),  # the services, their parts
     ("server", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
-    ("cli",),
+    ("cli", "robot_pkg"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 #: The training tools of nn/ use the public API and the benchmark; they are commands, not the core's path.

@@ -1,0 +1,139 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010, UP031, N802, N803  (Python 2.7 and 3; lowerCamelCase: the qi API's names)
+"""The NaoArmIK qi service of the robot runtime (the ``analytic`` method, the joint limits).
+
+The same method names and answers as the computer-side service (:mod:`nao_ik.service`) for
+the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
+``getMethods``, ``setSpeed``, ``getSpeed``. Every argument is checked first
+(:mod:`nao_ik.robot.checks`); bad input gets a ValueError naming it and the robot receives no
+command. The last check before ``ALMotion.setAngles``: five finite angles inside the limits,
+else nothing is sent.
+"""
+
+from __future__ import division
+
+import threading
+import time
+
+import qi
+
+from . import checks
+from .arms import MODELS
+from .solve import solve
+
+DEFAULT_SPEED = 0.2
+_ANSWER = qi.Map(qi.String, qi.Dynamic)
+
+
+class NaoArmIK(object):
+    """The service object.
+
+    Args:
+        session: a qi session connected to the robot's NAOqi.
+        speed: the default ``fractionMaxSpeed`` of ``setAngles``.
+    """
+
+    def __init__(self, session, speed=DEFAULT_SPEED):
+        self._session = session
+        self._speed = checks.speed(speed)
+        self._motion = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ qi methods
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def reachTo(self, x, y, z, method):
+        """Move the left arm's hand to (x, y, z) in FRAME_TORSO metres."""
+        return self._reach("LArm", checks.target(x, y, z), checks.method(method), None, True)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def reachToWithArm(self, arm, x, y, z, method):
+        """Move ``arm``'s hand ("LArm" or "RArm") to (x, y, z)."""
+        return self._reach(checks.arm(arm), checks.target(x, y, z), checks.method(method), None, True)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def reachToWithSpeed(self, arm, x, y, z, method, fractionMaxSpeed):
+        """As reachToWithArm, at ``fractionMaxSpeed`` of the joints' maximum speed."""
+        a, t, m = checks.arm(arm), checks.target(x, y, z), checks.method(method)
+        return self._reach(a, t, m, checks.speed(fractionMaxSpeed), True)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def computeAngles(self, arm, x, y, z, method):
+        """The joint angles that reachToWithArm would send, without moving."""
+        return self._reach(checks.arm(arm), checks.target(x, y, z), checks.method(method), None, False)
+
+    @qi.bind(qi.List(qi.String), [])
+    def getMethods(self):
+        """The IK methods this runtime has (the others run on the computer-side service)."""
+        return list(checks.METHODS)
+
+    @qi.bind(qi.Void, [qi.Dynamic])
+    def setSpeed(self, fraction):
+        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]."""
+        self._speed = checks.speed(fraction)
+
+    @qi.bind(qi.Double, [])
+    def getSpeed(self):
+        """The current fraction of maximum speed."""
+        return self._speed
+
+    # ------------------------------------------------------------- internals
+
+    @qi.nobind
+    def _alm(self):
+        """ALMotion's proxy (asked for again after a failure: NAOqi may have restarted it)."""
+        if self._motion is None:
+            self._motion = self._session.service("ALMotion")
+        return self._motion
+
+    @qi.nobind
+    def _reach(self, arm, target, method, speed, move):
+        model = MODELS[arm]
+        names = list(model.names)
+        try:
+            current = [float(q) for q in self._alm().getAngles(names, True)]
+            stiff = [float(s) for s in self._alm().getStiffnesses(names)] if move else []
+        except RuntimeError:
+            self._motion = None
+            raise
+        if len(current) != 5 or not model.within_limits(current, 1e6):
+            raise RuntimeError("ALMotion.getAngles answered %r for %s; nothing sent" % (current, arm))
+        off = [n for n, s in zip(names, stiff) if not s > 0.0]
+        if off:
+            raise RuntimeError("%s motors are off (stiffness 0 on %s): call ALMotion.wakeUp() or setStiffnesses "
+                               "first" % (arm, ", ".join(off)))  # fmt: skip
+        start = model.clamp(current)
+        t0 = time.time()
+        sol = solve(model, target, start)
+        solve_ms = (time.time() - t0) * 1e3
+        angles = [float(q) for q in sol.angles]
+        speed = self._speed if speed is None else speed
+        sent = False
+        if move and sol.found:
+            # The last line of defence: five finite angles inside the limits, or nothing is sent.
+            if not model.within_limits(angles):
+                raise RuntimeError("%s for %r produced %r outside the limits; nothing sent" % (method, target, angles))
+            with self._lock:
+                self._alm().setAngles(names, angles, speed)
+            sent = True
+        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(angles, start, model.joints)) / speed
+        return {
+            "arm": arm,
+            "method": method,
+            "target": list(target),
+            "names": names,
+            "angles": angles,
+            "reached": bool(sol.reached),
+            "error": float(sol.error),
+            "iterations": 0,
+            "solveTimeMs": float(solve_ms),
+            "clamped": [],
+            "moved": sent,
+            "jointChange": float(max(abs(q - q0) for q, q0 in zip(angles, start))),
+            "moveSeconds": float(seconds) if sol.found else 0.0,
+            "shortfall": 0.0 if sol.reached else float(sol.error),
+            "refined": False,
+            "reason": str(sol.reason),
+            # 1: the command sent (computeAngles: the one it would send); 0: none (nothing found, nothing sent).
+            "commands": 1 if sent or (sol.found and not move) else 0,
+        }

@@ -1,0 +1,326 @@
+"""The robot runtime (nao_ik.robot): the library's answers, Python 2.7's grammar, no numpy, served from the .pkg.
+
+The served tests create a virtual environment with ``qi`` and no numpy, build the .pkg, install
+it into a simulated PackageManager folder, start the service as its manifest says (the
+manifest's command, with this venv's Python for /usr/bin/python2, in the installed folder, with
+``--qi-url`` of the simulated robot added as ServiceManager does) and call it over real libqi.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nao_ik import kinematics
+from nao_ik import solve as library_solve
+from nao_ik.model import arm_model
+from nao_ik.robot.arms import MODELS
+from nao_ik.robot.solve import solve
+from nao_ik.robot_pkg import EXEC_START, RUNTIME, SERVICE_NAME, build
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The standard-library modules the runtime may import (and qi).
+ALLOWED = {"__future__", "argparse", "collections", "math", "numbers", "os", "platform", "random", "signal", "sys",
+           "threading", "time", "timeit", "typing", "qi"}  # fmt: skip
+
+
+def _cases(arm: str, n: int, seed: int) -> list:
+    """(target, start): random configurations' hands (every fifth moved 5 cm off) from random starts."""
+    model = arm_model(arm)
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        goal, start = rng.uniform(model.lower, model.upper), rng.uniform(model.lower, model.upper)
+        goal[4] = start[4]
+        t = kinematics.forward(model, goal) + (rng.normal(scale=0.05, size=3) if i % 5 == 0 else 0.0)
+        out.append((t.tolist(), start.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_runtime_gives_the_librarys_answers(arm):
+    """The same code (the scalar path): the same angles to 1e-12 wherever the runtime finds an allowed swivel."""
+    lib = arm_model(arm)._replace(body=())  # the runtime checks the joint limits alone
+    found = 0
+    for t, q0 in _cases(arm, 200, 7):
+        mine = solve(MODELS[arm], t, q0)
+        theirs = library_solve(t, lib, "analytic", initial=q0)
+        if mine.found:
+            found += 1
+            assert max(abs(a - b) for a, b in zip(mine.angles, theirs.angles)) <= 1e-12, (t, q0)
+            assert mine.reached == theirs.reached and abs(mine.error - theirs.error) <= 1e-12
+            assert MODELS[arm].within_limits(mine.angles)
+        else:  # the library's least-squares fallback (numpy) may get closer: the runtime reports it
+            assert not mine.reached and mine.angles == MODELS[arm].clamp(q0) and not theirs.reached
+    assert found >= 160, found
+
+
+def test_the_runtime_models_are_the_librarys():
+    for arm, model in MODELS.items():
+        lib = arm_model(arm)
+        assert model.names == lib.names and model.hand_offset == lib.hand_offset and model.neutral == lib.neutral
+        assert [tuple(j) for j in model.joints] == [tuple(j) for j in lib.joints]
+
+
+# ------------------------------------------------------------------ the grammar and the imports
+
+
+def _python2() -> str | None:
+    pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/2.7*/bin/python2.7")))
+    for path in [shutil.which("python2.7")] + pyenv:
+        if path and subprocess.run([path, "-c", "pass"], capture_output=True).returncode == 0:
+            return path
+    return None
+
+
+def test_every_runtime_file_keeps_to_the_common_subset_and_imports_only_the_runtime():
+    """No Python-3-only construct, division from __future__, imports: the runtime's own files, stdlib, qi."""
+    modules = {rel[:-3].replace("/", ".").removesuffix(".__init__") for rel in RUNTIME}
+    for rel in RUNTIME:
+        source = (ROOT / rel).read_text()
+        tree = ast.parse(source)
+        package = rel[:-3].replace("/", ".").removesuffix(".__init__")
+        package = package if rel.endswith("__init__.py") else package.rpartition(".")[0]
+        assert rel.endswith("__init__.py") or "from __future__ import division" in source, rel
+        for node in ast.walk(tree):
+            where = f"{rel}:{getattr(node, 'lineno', '?')}"
+            assert not isinstance(node, (ast.JoinedStr, ast.NamedExpr, ast.Nonlocal, ast.YieldFrom, ast.AnnAssign,
+                                         ast.AsyncFunctionDef, ast.Await, ast.MatMult)), where  # fmt: skip
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # [*a, b], a, *b = ...: Python 3 only
+                assert not any(isinstance(e, ast.Starred) for e in node.elts), where
+            if isinstance(node, ast.Call):  # f(*a, *b), f(**a, **b): Python 3.5+
+                assert sum(isinstance(e, ast.Starred) for e in node.args) <= 1, where
+                assert sum(k.arg is None for k in node.keywords) <= 1, where
+            if isinstance(node, (ast.FunctionDef, ast.Lambda)):
+                a = node.args
+                assert not a.kwonlyargs and not a.posonlyargs, where
+                assert all(x.annotation is None for x in a.args + [a.vararg, a.kwarg] if x is not None), where
+                assert not isinstance(node, ast.FunctionDef) or node.returns is None, where
+            if isinstance(node, ast.Raise):
+                assert node.cause is None, where  # "raise ... from" is Python 3 only
+            if isinstance(node, ast.Import):
+                assert all(alias.name in ALLOWED for alias in node.names), where
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                    assert target in modules, (where, target)
+                elif node.module.startswith("nao_ik."):
+                    assert node.module in modules, where
+                else:
+                    assert node.module in ALLOWED, where
+
+
+@pytest.mark.skipif(_python2() is None, reason="no Python 2.7 on this machine")
+def test_every_runtime_file_compiles_with_python_2_7():
+    script = "import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')\n"
+    run = subprocess.run([_python2(), "-c", script, *(str(ROOT / rel) for rel in RUNTIME)],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+
+
+@pytest.mark.skipif(_python2() is None, reason="no Python 2.7 on this machine")
+def test_python_2_7_solves_from_the_package_tree(tmp_path):
+    """The packaged tree under Python 2.7 (no numpy, no qi): the runtime's solve, the same answers."""
+    pkg = build(tmp_path / "nao-ik.pkg")
+    tree = tmp_path / "tree"
+    zipfile.ZipFile(pkg).extractall(tree)
+    cases = _cases("RArm", 30, 11)
+    script = (
+        "import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom nao_ik.robot.arms import MODELS\n"
+        "from nao_ik.robot.solve import solve\nprint(json.dumps([list(solve(MODELS['RArm'], t, q)) "
+        "for t, q in json.load(sys.stdin)]))\nassert 'numpy' not in sys.modules\n"
+    )
+    import json
+
+    run = subprocess.run([_python2(), "-c", script, str(tree)], input=json.dumps(cases), capture_output=True,
+                         text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    for (angles, reached, _, _, found, reason), (t, q0) in zip(json.loads(run.stdout), cases):
+        mine = solve(MODELS["RArm"], t, q0)
+        assert found == mine.found and reached == mine.reached and reason == mine.reason
+        assert max(abs(a - b) for a, b in zip(angles, mine.angles)) <= 1e-12
+
+
+# ------------------------------------------------------------------ the package
+
+
+def test_the_package_declares_the_service_and_holds_the_runtime(tmp_path):
+    pkg = tmp_path / "nao-ik.pkg"
+    make = subprocess.run(["make", "-s", "-C", str(ROOT), "package", f"PKG={pkg}"], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert make.returncode == 0, make.stderr
+    with zipfile.ZipFile(pkg) as z:
+        names = set(z.namelist())
+        manifest = ET.fromstring(z.read("manifest.xml"))
+    assert set(RUNTIME) <= names and "nao_ik/__init__.py" in names and "behavior_1/behavior.xar" in names
+    services = manifest.findall("./services/service")
+    assert [(s.get("name"), s.get("execStart"), s.get("autorun")) for s in services] == [
+        (SERVICE_NAME, EXEC_START, "true")
+    ]
+    assert "--qi-url" in EXEC_START and EXEC_START.startswith("/usr/bin/python2 nao_ik/robot/main.py")
+    assert manifest.find("./contents/behaviorContent").get("path") == "behavior_1"  # the boxes still there
+    # The boxes alone (a computer serves NaoArmIK): no service, no runtime.
+    with zipfile.ZipFile(build(tmp_path / "boxes.pkg", service=False)) as z:
+        assert ET.fromstring(z.read("manifest.xml")).find("./services") is None
+        assert not [n for n in z.namelist() if n.startswith("nao_ik/")] and "behavior_1/behavior.xar" in z.namelist()
+
+
+# ------------------------------------------------------------------ served over libqi, no numpy
+
+qi = pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for the served tests")
+
+from sim_stub.robot import SimulatedRobot  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory) -> str:
+    """A virtual environment with qi (the version this one has) and no numpy."""
+    venv = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    pip = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                          f"qi=={qi.__version__ if hasattr(qi, '__version__') else _qi_version()}"],
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    if pip.returncode != 0:
+        pytest.skip(f"cannot install qi into a fresh venv: {pip.stderr[-300:]}")
+    assert subprocess.run([python, "-c", "import numpy"], capture_output=True).returncode != 0
+    return python
+
+
+def _qi_version() -> str:
+    from importlib.metadata import version
+
+    return version("qi")
+
+
+class Installed:
+    """The simulated robot, the package installed by its PackageManager, the service its ServiceManager started."""
+
+    def __init__(self, python: str, tmp: Path):
+        # The stub ServiceManager runs the manifest's command in the package's folder with --qi-url added; this
+        # numpy-free venv's Python plays the robot's /usr/bin/python2.
+        self.robot = SimulatedRobot(apps_dir=str(tmp / "apps"), python2=python)
+        self.user = qi.Session()
+        self.user.connect(self.robot.url)
+        self.user.service("PackageManager").install(str(build(tmp / "nao-ik.pkg")))
+        self.folder = tmp / "apps" / "nao-ik-behaviors"
+        entry = ET.parse(self.folder / "manifest.xml").find("./services/service")
+        self.name = f"nao-ik-behaviors.{entry.get('name')}"
+        self.proc = self.robot.services.process(self.name)
+        assert self.proc is not None and shlex.split(entry.get("execStart"))[0] == "/usr/bin/python2"
+        self.ik = self._wait(entry.get("name"))
+        self.motion = self.user.service("ALMotion")
+
+    def _wait(self, name: str, timeout: float = 30.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.proc.poll() is None:
+            try:
+                return self.user.service(name)
+            except RuntimeError:
+                time.sleep(0.1)
+        raise AssertionError(f"{name} did not register: {self.log()}")
+
+    def log(self) -> str:
+        return (self.folder / f"{self.name}.log").read_text()[-2000:]
+
+    def services(self) -> set:
+        return {s["name"] for s in self.user.services()}
+
+    def close(self) -> None:
+        self.user.close()
+        self.robot.close()
+
+
+@pytest.fixture(scope="module")
+def installed(bare_python, tmp_path_factory):
+    s = Installed(bare_python, tmp_path_factory.mktemp("robot"))
+    yield s
+    s.close()
+
+
+def test_the_installed_service_registers_and_says_what_it_has(installed):
+    assert SERVICE_NAME in installed.services()
+    assert installed.ik.getMethods() == ["analytic"]
+    installed.ik.setSpeed(0.5)
+    assert installed.ik.getSpeed() == 0.5
+
+
+def _settle(installed, names: list, q: list) -> None:
+    installed.motion.setAngles(names, q, 1.0)
+    end = time.monotonic() + 10
+    while installed.motion.getAngles(names, True) != installed.motion.getAngles(names, False):
+        assert time.monotonic() < end, "the simulated joints did not arrive"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
+    lib = arm_model(arm)._replace(body=())
+    names = list(lib.names)
+    rng = np.random.default_rng(3)
+    installed.motion.wakeUp()
+    compared = 0
+    for _ in range(3):
+        _settle(installed, names, rng.uniform(lib.lower, lib.upper).tolist())
+        start = installed.motion.getAngles(names, True)
+        for t, _ in _cases(arm, 10, int(rng.integers(1 << 30))):
+            got = installed.ik.computeAngles(arm, *t, "")
+            theirs = library_solve(t, lib, "analytic", initial=start)
+            assert got["method"] == "analytic" and got["names"] == names and not got["moved"]
+            if got["commands"] == 1:  # found
+                assert max(abs(a - b) for a, b in zip(got["angles"], theirs.angles)) <= 1e-12
+                assert got["reached"] == theirs.reached
+                compared += 1
+            else:  # nothing allowed found: the library's least-squares fallback does not reach either
+                assert not got["reached"] and got["angles"] == start and not theirs.reached
+    assert compared >= 24, compared
+
+
+def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):
+    stub = installed.robot.motion
+    installed.motion.wakeUp()
+    model = arm_model("LArm")
+    t = kinematics.forward(model, list(model.neutral)).tolist()
+    before = len(stub.getRecordedCommands())
+    got = installed.ik.reachTo(*t, "analytic")
+    assert got["moved"] and got["reached"] and got["error"] < 1e-9
+    installed.ik.getSpeed()  # a round trip after the command
+    time.sleep(0.2)
+    sent = [c for c in stub.getRecordedCommands()[before:] if c["method"] == "setAngles"]
+    assert len(sent) == 1 and sent[0]["names"] == list(model.names) and sent[0]["angles"] == got["angles"]
+    assert not sent[0]["violations"] and sent[0]["speed"] == installed.ik.getSpeed()
+    for call, args, word in [
+        ("reachTo", (float("nan"), 0.1, 0.1, ""), "target x"),
+        ("reachTo", (0.1, True, 0.1, ""), "target y"),
+        ("reachToWithArm", ("Leg", 0.1, 0.1, 0.1, ""), "unknown arm"),
+        ("reachToWithArm", ("LArm", 0.1, 0.1, 0.1, "fabrik"), "not available on the robot runtime"),
+        ("reachToWithSpeed", ("RArm", 0.1, -0.1, 0.1, "", 2.0), "speed"),
+        ("setSpeed", (0.0,), "speed"),
+    ]:
+        with pytest.raises(RuntimeError, match=word):
+            getattr(installed.ik, call)(*args)
+    installed.ik.getSpeed()
+    time.sleep(0.2)
+    assert not [c for c in stub.getRecordedCommands()[before + 1 :] if c["method"] == "setAngles"]
+
+
+def test_stopped_it_unregisters(installed):
+    """Last: ServiceManager's stop (SIGTERM) unregisters NaoArmIK and the process exits 0."""
+    manager = installed.user.service("ALServiceManager")
+    assert manager.isServiceRunning(installed.name)
+    assert manager.stop(installed.name)
+    assert installed.proc.wait(15) == 0, installed.log()
+    assert SERVICE_NAME not in installed.services() and "NaoArmIK unregistered" in installed.log()
