@@ -282,11 +282,11 @@ class NaoArmIK:
     # ------------------------------------------------------------- internals
 
     @_private
-    def _decode(self, name: str, values: tuple) -> dict:
+    def _decode(self, name: str, values: tuple, decoder: Callable[[str, tuple], dict] = decode) -> dict:
         if self._closing.is_set():
             raise RuntimeError("NaoArmIK is stopping: no new calls")
         try:
-            return decode(name, values)
+            return decoder(name, values)
         except ValueError as e:
             self._log.warning(f"{name} refused", f"{name}: refused: {e}")
             raise
@@ -776,13 +776,7 @@ class NaoArmIK:
 
     @_private
     def _decode_arms(self, name: str, values: tuple) -> dict:
-        if self._closing.is_set():
-            raise RuntimeError("NaoArmIK is stopping: no new calls")
-        try:
-            return decode_arms(name, values)
-        except ValueError as e:
-            self._log.warning(f"{name} refused", f"{name}: refused: {e}")
-            raise
+        return self._decode(name, values, decode_arms)
 
     @_private
     def _torso(self, frame: int, end: float) -> Any:
