@@ -690,8 +690,8 @@ The controller differs from the paper's:
 
 `nao_ik/report_ot_track.py`: every learning trial is a tracking trial on a random straight path (the expert chosen
 as in section 3 step 1, a new one founded from random postures when none reaches the first point, then equations
-6-9), and the chosen expert learns the points it tracked precisely. From the untrained model, evaluated on the
-same held-out targets and {ev["ot paths"]} held-out paths:
+6-9), and the chosen expert learns the points it tracked precisely. From the untrained model, evaluated on
+{size.ot_targets} held-out targets and {ev["ot paths"]} held-out paths of its own (drawn like the ones above):
 
 {ev["ot track"]}
 
