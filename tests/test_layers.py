@@ -26,8 +26,12 @@ LAYERS = [
         "report_sec53",
         "report_peers",
         "report_ot",
+        "report_ot_track",
+        "report_ot_fm",
         "report_planar",
         "report_kt",
+        "report_kt_net",
+        "report_kt_pose",
         "body_bench",
     ),
     ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),  # the services, their parts

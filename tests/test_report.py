@@ -44,6 +44,7 @@ def test_quick_report_writes_its_sections_and_figures(quick):
         "## Peers: TRAC-IK and pinocchio",
         "## Oyama & Tachi at NAO's scale",
         "## Kim & Tarokh: the on-line time of the lookup alone",
+        "## Kim & Tarokh: the whole posture (eq. 7) and the network cells (eqs. 8-12)",
         "## What could not be reproduced",
         "## Where each method fails",
         "## Continuity along paths",
@@ -126,8 +127,16 @@ def test_other_sections_have_their_figures(quick):
     assert "% of reach" in ot and "12.5 mm" in ot and "| untrained (0 trials) |" in ot
     planar = _rows(ot.split("### The paper's planar 2-DOF arm")[1])
     assert planar[1][0] == "0" and planar[-2][0] == f"{report.QUICK.planar:,}" and planar[-1][0] == "the paper"
-    kt = _section(text, "## Kim & Tarokh", "## What could not")
+    track = _rows(_section(ot, "### Learning during tracking", "### Expert selection"))
+    assert track[1][0] == "0" and track[-1][0] == f"{report.QUICK.ot_track:,}" and all(len(r) == 7 for r in track)
+    fm = _rows(_section(ot, "### Expert selection with a learned forward model", "### The paper's planar"))
+    assert [r[0] for r in fm[1:]] == ["exact forward kinematics", "learned forward model"]
+    kt = _section(text, "## Kim & Tarokh: the on-line", "## Kim & Tarokh: the whole")
     assert "| the lookup alone, one query in Python |" in kt and "| the paper (Table 8" in kt
+    pose = [r for r in _rows(_section(text, "## Kim & Tarokh: the whole", "## What could not")) if "model" not in r[0]]
+    names = ["poly position", "poly orientation", "net position", "net orientation"]
+    assert [r[0] for r in pose[:4]] == names and all(len(r) == 9 for r in pose[:4])
+    assert [r[0] for r in pose[4:]] == ["poly", "net"] and all(len(r) == 4 for r in pose[4:])
 
 
 # ---------------------------------------------------------------- statistics
