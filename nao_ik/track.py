@@ -176,9 +176,11 @@ def random_lines(arm: ArmLike, count: int, points: int = 21, seed: int = 0, step
     Returns:
         ``count`` arrays (points, 3).
     """
-    from .api import solve_batch
+    from .collision import clear_of_body
+    from .reachability import reachable_batch
 
     model = resolve_arm(arm)
+    clear = clear_of_body if model.body else None
     rng = np.random.default_rng(seed)
     s = np.linspace(0.0, 1.0, points)[:, None]
     out: list[np.ndarray] = []
@@ -187,6 +189,7 @@ def random_lines(arm: ArmLike, count: int, points: int = 21, seed: int = 0, step
         q[4] = model.neutral[4]
         a = forward(model, q)
         path = a + s * rng.normal(0.0, step, 3)
-        if solve_batch(path, model, "dls").reached.all():
+        # Every point exactly reachable (the closed-form intervals; clear of the body where the model has one).
+        if reachable_batch(path, model, float(q[4]), clear)[0].all():
             out.append(path)
     return out

@@ -1,5 +1,6 @@
 """Path tracking (Oyama & Tachi's equations 6-9): library and trackPath over qi."""
 
+import functools
 import time
 
 import numpy as np
@@ -20,9 +21,15 @@ def random_lines(arm, count, seed):
     return [p.tolist() for p in paths(arm, count, 21, seed)]
 
 
+@functools.cache
+def _lines(count: int, seed: int) -> tuple:
+    """random_lines, made once per test session (the three methods below track the same lines)."""
+    return tuple(random_lines("LArm", count, seed))
+
+
 @pytest.mark.parametrize("method", ["nn", "dls", "fabrik"])
 def test_tracking_follows_reachable_lines(method):
-    paths = random_lines("LArm", 30, 3)
+    paths = _lines(30, 3)
     tracks = [track_path(p, "LArm", method) for p in paths]
     model = arm_model("LArm")
     for p, tr in zip(paths, tracks):
