@@ -65,6 +65,7 @@ from .qilog import ServiceLog
 from .reachability import ClearCheck, is_reachable, nearest_reachable
 from .sensed import SensedCache
 from .sweep import Plan, pair_reason, plan, sweep
+from .sweep import seconds as move_seconds
 from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
@@ -406,7 +407,7 @@ class NaoArmIK:
         safe = list(model.clamp(angles))
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = max(abs(q - q0) for q, q0 in zip(safe, start))
-        seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(safe, start, model.joints)) / speed
+        seconds = move_seconds(model, start, safe, speed)
         if model.body:
             near = clearance(model, safe, model.body)
             route = plan(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
