@@ -186,9 +186,13 @@ def corner_starts(arm):
     return starts + [list(m.neutral[:4]) + [lo[4]], list(m.neutral[:4]) + [hi[4]]]
 
 
-@pytest.mark.parametrize("method", list(SOLVERS))
-@pytest.mark.parametrize("arm", ["LArm", "RArm"])
-def test_adverse_targets_and_starts(method, arm):
+#: Every method on the left arm; on the right arm (the same code on mirrored data, test_kinematics), analytic
+#: and a network: the suite's time.
+ADVERSE_CASES = [("LArm", m) for m in SOLVERS] + [("RArm", "analytic"), ("RArm", "nn")]
+
+
+@pytest.mark.parametrize("arm, method", ADVERSE_CASES)
+def test_adverse_targets_and_starts(arm, method):
     model = arm_model(arm)
     for (label, target), start in itertools.product(adverse_targets(arm).items(), corner_starts(arm)):
         report.cases["adverse target x start-corner solves"] += 1
