@@ -414,11 +414,10 @@ class NaoArmIK:
             aim = self._aim.get(model.arm)
             if route is not None and route.commands and aim is not None and _apart(aim, start):
                 # The arm may still be moving toward the last command: the new motion starts somewhere between
-                # the reading and that posture, so its first leg must be clear from there (both ends and between).
-                if not all(sweep(model, q, route.commands[0], speed).clear for q in _between(start, aim)):
+                # the reading and that posture, so its first leg must be clear from both.
+                if not sweep(model, aim, route.commands[0], speed).clear:
                     alt = plan(model, aim, safe, speed)  # planned from where the arm is going instead
-                    starts = _between(start, aim)
-                    if alt.commands and all(sweep(model, q, alt.commands[0], speed).clear for q in starts):
+                    if alt.commands and sweep(model, start, alt.commands[0], speed).clear:
                         route = alt
                     else:
                         route = Plan([], "motion: the arm is still moving toward its last command, and from there "
@@ -1033,11 +1032,6 @@ def _check_motors(arm: str, names: list, stiffness: list) -> None:
 
 def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
-
-
-def _between(a: Any, b: Any, parts: int = 4) -> list:
-    """Postures from ``a`` to ``b`` (both included) in ``parts`` equal joint steps."""
-    return [[x + (y - x) * k / parts for x, y in zip(a, b)] for k in range(parts + 1)]
 
 
 def _apart(a: list, b: Any) -> bool:

@@ -32,7 +32,7 @@ from .collision import clearance
 from .model import ArmModel
 
 #: Clearance every sample of a commanded motion keeps from the body, metres (the answers themselves keep MARGIN).
-SWEEP_MARGIN = 0.009
+SWEEP_MARGIN = 0.0075
 #: Largest movement of any point of the arm between two samples, metres.
 STEP = 0.0025
 #: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.

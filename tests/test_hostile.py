@@ -174,6 +174,6 @@ def test_ten_thousand_hostile_calls(hostile_stack):
     )
     assert sum(calls.values()) >= CALLS and set(calls) == {*SPECS, *NO_ARGUMENTS}
     assert bad == [] and s.stub.getViolations() == []
-    # Nothing into the body (the robot's own check, 5 mm; the service keeps 9 mm along every motion).
+    # Nothing into the body (the robot's own check, 5 mm; the service keeps 7.5 mm along every motion).
     assert s.stub.getCollisionStops() == [], s.stub.getCollisionStops()[:3]
     assert outcomes["answered"] > CALLS // 10 and outcomes["refused"] > CALLS // 10  # both kinds exercised
