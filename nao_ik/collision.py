@@ -276,11 +276,6 @@ def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: 
     return np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
 
 
-def is_clear(model: ArmModel, q: Sequence[float], margin: float = MARGIN, shapes: Sequence[Capsule] = BODY) -> bool:
-    """True where one configuration keeps ``margin`` from the body."""
-    return clearance(model, q, shapes).distance >= margin
-
-
 def clear_of_body(model: ArmModel, q: np.ndarray) -> np.ndarray:
     """(N,) True where configurations (N, 5) keep MARGIN from the model's body (all True without one)."""
     q = np.asarray(q, dtype=float)

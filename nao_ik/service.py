@@ -36,11 +36,12 @@ stiffness is 0, ``reachTo`` raises an error saying so; call
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import qi
@@ -331,12 +332,7 @@ class NaoArmIK:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
         target = a["target"]
         move = job is not None
-        if move:
-            self._arms[arm].take(job, _left(end))
-        try:
-            if move:
-                self._settle(arm, end)  # the arm's earlier commands: none failed
-            model, start = self._arm_state(arm, motors=move, end=end)
+        with self._holding(arm, job, end) as (model, start):
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve(target, model, name, initial=start)
@@ -345,9 +341,6 @@ class NaoArmIK:
             safe, clamped, change, seconds, commands = self._command(
                 model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job
             )
-        finally:
-            if move:
-                self._arms[arm].release(job)
         self._log.info(
             f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
             f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
@@ -380,6 +373,24 @@ class NaoArmIK:
             # The swung-out postures commanded before the answer (empty for a direct move).
             "via": [list(q) for q in (commands[:-1] if commands and commands[-1] == safe else commands)],
         }
+
+    @_private
+    @contextlib.contextmanager
+    def _holding(self, arm: str, job: Job | None, end: float) -> Iterator[tuple]:
+        """The arm's model and sensed posture (:meth:`_arm_state`); with a job, the arm is held meanwhile.
+
+        A job takes the arm (stopping a path there), first hears of an earlier command's failure
+        (:meth:`_settle`) and needs the motors on; without one (a computation) nothing is held.
+        """
+        if job is None:
+            yield self._arm_state(arm, motors=False, end=end)
+            return
+        self._arms[arm].take(job, _left(end))
+        try:
+            self._settle(arm, end)  # the arm's earlier commands: none failed
+            yield self._arm_state(arm, motors=True, end=end)
+        finally:
+            self._arms[arm].release(job)
 
     @_private
     def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
@@ -492,12 +503,7 @@ class NaoArmIK:
         else:
             method = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
         move = job is not None
-        if move:
-            self._arms[arm].take(job, _left(end))
-        try:
-            if move:
-                self._settle(arm, end)  # the arm's earlier commands: none failed
-            model, start = self._arm_state(arm, motors=move, end=end)
+        with self._holding(arm, job, end) as (model, start):
             names = list(model.names)
             t0 = time.perf_counter()
             sol = solve_pose(pose, model, mask, initial=start, method=method)
@@ -505,9 +511,6 @@ class NaoArmIK:
             safe, clamped, change, seconds, commands = self._command(
                 model, sol.angles, start, move, end, f"{method} for {list(pose)}", a.get("fractionMaxSpeed"), job
             )
-        finally:
-            if move:
-                self._arms[arm].release(job)
         self._log.info(
             f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
             f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
@@ -836,10 +839,7 @@ class NaoArmIK:
         arm = a["arm"]
         torso = self._torso(a["frame"], end)
         t = point_to_torso(a["target"], torso)
-        self._arms[arm].take(job, _left(end))
-        try:
-            self._settle(arm, end)  # the arm's earlier commands: none failed
-            model, start = self._arm_state(arm, motors=True, end=end)
+        with self._holding(arm, job, end) as (model, start):
             p = point_at(t, model, start)
             if p.found and model.body:
                 near = clearance(model, p.angles, model.body)
@@ -847,8 +847,6 @@ class NaoArmIK:
                     p = p._replace(found=False, reason=f"collision: {near.part}")
             moved = p.found
             safe, _, change, seconds, _ = self._command(model, p.angles, start, moved, end, f"pointAt {list(t)}")
-        finally:
-            self._arms[arm].release(job)
         return {
             "arm": arm,
             "frame": a["frame"],

@@ -159,7 +159,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
 def _nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
     """:func:`nearest` on the limits of ``model`` (and its body, if it has one, at every swivel tried)."""
     if ops is SCALAR:
-        extra = (lambda q: body_margin(model, q, SCALAR)) if model.body else None
+        extra = _body_extra(model)
         q, phi, cost, found, _, _ = nearest_scalar(model, t, q0, extra)
         return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
     c = circle(model, t, q0[4], ops)
@@ -215,7 +215,7 @@ def _lowest(values: list, ops: Ops) -> Any:
 def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, rows: np.ndarray) -> tuple:
     """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
     k = arm(model)
-    extra = (lambda qq: body_margin(model, qq, SCALAR)) if model.body else None  # as margin_at has it
+    extra = _body_extra(model)
     q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
     phi, cost = (np.array(np.broadcast_to(x, rows.shape)) for x in best[1:])
     for i in np.flatnonzero(rows):
@@ -227,17 +227,16 @@ def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, r
     return q, phi, cost
 
 
+def _body_extra(model: ArmModel) -> Any:
+    """The float search's extra margin: the body's, as :func:`~nao_ik.geometry.swivel.margin_at` has it; or None."""
+    return (lambda q: body_margin(model, q, SCALAR)) if model.body else None
+
+
 def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
-    """Up to SEEDS starts (angles, swivel, cost): the ring's best local minima, or its least violating point."""
-    k = len(ring)
-    if ops is SCALAR:
-        costs = [r[1] for r in ring]
-        if all(cst == INF for cst in costs):
-            i = min(range(k), key=lambda i: ring[i][2])
-            return [(ring[i][0], phi0 + i * spacing, INF, branch)]
-        minima = [i for i in range(k) if costs[i] < INF and costs[i] <= costs[i - 1] and costs[i] <= costs[(i + 1) % k]]
-        best = sorted(minima, key=costs.__getitem__)[:SEEDS]
-        return [(ring[i][0], phi0 + i * spacing, costs[i], branch) for i in best]
+    """Up to SEEDS starts (angles, swivel, cost): the ring's best local minima, or its least violating point.
+
+    Arrays only: one target goes to the float search (:func:`nao_ik.geometry.scalar_nearest._seeds`).
+    """
     costs = np.stack([np.broadcast_to(r[1], phi0.shape) for r in ring], axis=1)
     vios = np.stack([np.broadcast_to(r[2], phi0.shape) for r in ring], axis=1)
     qs = np.stack([np.stack(np.broadcast_arrays(*r[0]), axis=1) for r in ring], axis=1)  # (N, K, 5)
@@ -354,7 +353,7 @@ def _boundary(model: ArmModel, c: Circle, inside: Any, outside: Any, ops: Ops, b
         active = active[np.abs(hi[active] - lo[active]) >= BRACKET]
         if active.size <= HANDOFF:  # a few slow rows: numpy's per-call cost would dominate
             k = arm(model)
-            extra = (lambda q: body_margin(model, q, SCALAR)) if model.body else None  # as margin_at has it
+            extra = _body_extra(model)
             for i in active:
                 ci = scalar_circle(k, [float(np.broadcast_to(x, lo.shape)[i]) for x in c.hand],
                                    float(np.broadcast_to(c.wrist, lo.shape)[i]))  # fmt: skip
