@@ -19,6 +19,7 @@ robot's error itself.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from typing import NamedTuple, Sequence
@@ -65,8 +66,13 @@ class SensedCache:
         self._poller: threading.Thread | None = None
         self._closed = threading.Event()
 
-    def read(self, names: Sequence[str], budget: float, fresh: bool = False) -> tuple[list, list]:
+    def read(
+        self, names: Sequence[str], budget: float, fresh: bool = False, since: float = -math.inf
+    ) -> tuple[list, list]:
         """The sensed angles and stiffnesses of ``names``: cached if fresh enough (and not ``fresh``), else read now.
+
+        ``since``: a monotonic time the reading must have been asked after (a command sent then: the
+        reading shows the arm moving toward it; ALMotion answers one connection's calls in order).
 
         Raises:
             RuntimeError: ALMotion unreachable, failing, or answering nonsense.
@@ -75,7 +81,7 @@ class SensedCache:
         with self._lock:
             reading = self._reading
             self._warm_until = now + WARM
-        if fresh or reading is None or now - reading.asked > self._max_age:
+        if fresh or reading is None or now - reading.asked > self._max_age or reading.asked <= since:
             reading = self._fetch(budget)
         self._ensure_poller(now)
         return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names]

@@ -20,8 +20,10 @@ whole argument to Python objects before the service could refuse it (a
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
+import sys
 import threading
 from typing import Any, Callable
 
@@ -38,6 +40,10 @@ POLL = 0.2
 MAX_MESSAGE_BYTES = 4 << 20
 #: Seconds ``serve`` waits for running calls when it stops.
 STOP_TIMEOUT = 5.0
+#: Seconds ``serve`` waits for the robot to unregister the service when it stops.
+UNREGISTER_TIMEOUT = 2.0
+#: Seconds ``serve`` may take to stop after a signal (STOP_TIMEOUT, then unregistering and closing).
+STOP_DEADLINE = 12.0
 
 
 def limit_message_size(max_bytes: int = MAX_MESSAGE_BYTES) -> None:
@@ -48,16 +54,33 @@ def limit_message_size(max_bytes: int = MAX_MESSAGE_BYTES) -> None:
     os.environ.setdefault("QI_MAX_MESSAGE_PAYLOAD", str(int(max_bytes)))
 
 
-def stop_on_signals() -> threading.Event:
-    """An event set by SIGINT or SIGTERM."""
+def stop_on_signals(deadline: float | None = None) -> threading.Event:
+    """An event set by SIGINT or SIGTERM.
+
+    Args:
+        deadline: seconds the process may take to stop after the first signal; past it, the
+            threads' stacks go to stderr (what hung) and the process exits with status 1, as a
+            supervisor would kill it. None: no deadline.
+    """
     stop = threading.Event()
 
     def handler(signum: int, frame: object) -> None:
+        if deadline is not None and not stop.is_set():
+            timer = threading.Timer(deadline, _stuck, args=(deadline,))
+            timer.daemon = True
+            timer.start()
         stop.set()
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
     return stop
+
+
+def _stuck(deadline: float) -> None:
+    sys.stderr.write(f"nao-ik: still stopping {deadline:g} s after the signal; the threads were:\n")
+    faulthandler.dump_traceback(sys.stderr, all_threads=True)
+    sys.stderr.flush()
+    os._exit(1)
 
 
 class _Authenticator:
@@ -105,7 +128,7 @@ def serve(
         options: ``motion_timeout``, ``call_budget`` for the service.
     """
     log = qi.Logger("nao_ik.serve")
-    stop = stop or stop_on_signals()
+    stop = stop or stop_on_signals(STOP_DEADLINE)
     backoff = BACKOFF_START
     while not stop.is_set():
         session = qi.Session()
@@ -154,8 +177,8 @@ def _shutdown(service: Any, session: qi.Session, sid: int | None) -> None:
     if service is not None:
         service.close(STOP_TIMEOUT)
     if sid is not None:
-        try:
-            session.unregisterService(sid)
+        try:  # bounded: a robot that stopped answering must not hold the stop
+            session.unregisterService(sid, _async=True).wait(int(UNREGISTER_TIMEOUT * 1000))
         except RuntimeError:
             pass  # the robot is gone already
     _close(session)

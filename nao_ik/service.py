@@ -65,7 +65,7 @@ from .qi_args import decode
 from .qilog import ServiceLog
 from .reachability import ClearCheck, is_reachable, nearest_reachable
 from .sensed import SensedCache
-from .sweep import Plan, pair_reason, plan, sweep
+from .sweep import Motion, Plan, pair_reason, plan, sweep, sweep_along
 from .sweep import seconds as move_seconds
 from .track import track_path
 
@@ -86,6 +86,14 @@ OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
 HIPS = ["LHipPitch", "RHipPitch"]
 #: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
 ARRIVED = 0.01
+#: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
+STILL = 5e-4
+#: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
+#: would cross the body.
+MOVING = (
+    "motion: the arm is still moving toward its last command, and from where it may be on the way there "
+    "the new one would cross the body"
+)
 
 #: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
 WORKERS = 8
@@ -132,6 +140,7 @@ class NaoArmIK:
         self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names] + HIPS)
         self._sent = {arm: Unanswered(self._motion) for arm in ARMS}  # the arms' commands not answered yet
         self._aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
+        self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
         self._arms = {arm: ArmChannel(arm) for arm in ARMS}
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
@@ -272,12 +281,12 @@ class NaoArmIK:
     @_private
     def close(self, timeout: float = 5.0) -> None:
         """Stop every path, refuse new calls, and wait (at most ``timeout`` s) for running calls."""
+        end = time.monotonic() + timeout
         self._closing.set()
         self._sensed.close()
         for channel in self._arms.values():
-            channel.stop("the service is stopping", timeout)
+            channel.stop("the service is stopping", max(0.0, end - time.monotonic()))
         self._workers.shutdown(wait=False, cancel_futures=True)
-        end = time.monotonic() + timeout
         for t in list(getattr(self._workers, "_threads", ())):
             t.join(max(0.0, end - time.monotonic()))
 
@@ -421,18 +430,15 @@ class NaoArmIK:
         seconds = move_seconds(model, start, safe, speed)
         if model.body:
             near = clearance(model, safe, model.body)
-            route = plan(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
-            aim = self._aim.get(model.arm)
-            if route is not None and route.commands and aim is not None and _apart(aim, start):
-                # The arm may still be moving toward the last command: the new motion starts somewhere between
-                # the reading and that posture, so its first leg must be clear from both.
-                if not sweep(model, aim, route.commands[0], speed).clear:
-                    alt = plan(model, aim, safe, speed)  # planned from where the arm is going instead
-                    if alt.commands and sweep(model, start, alt.commands[0], speed).clear:
-                        route = alt
-                    else:
-                        route = Plan([], "motion: the arm is still moving toward its last command, and from there "
-                                     "the new one would cross the body", route.seconds)  # fmt: skip
+            route = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
+            if move and route is not None and route.reason == MOVING:
+                # From somewhere on the arm's way to its last command the new motion would cross the body:
+                # wait until the arm stops there, then plan from where it is.
+                model, start = self._wait_still(model, job, end, what)
+                near = clearance(model, safe, model.body)  # the body now (the other arm may have moved)
+                route = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
+                change = max(abs(q - q0) for q, q0 in zip(safe, start))
+                seconds = move_seconds(model, start, safe, speed)
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
@@ -453,6 +459,51 @@ class NaoArmIK:
             self._send(model.arm, names, q, speed, end)
             sent.append(q)
         return safe, clamped, change, seconds, sent
+
+    @_private
+    def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> Plan:
+        """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
+
+        While the arm may still be moving toward its last command, the first command arrives with the
+        arm anywhere between the reading and that posture: its motion must be clear from all of them
+        (:func:`nao_ik.sweep.sweep_along`); else the plan from that posture, if its first motion is;
+        else no commands, with the reason :data:`MOVING`.
+        """
+        route = plan(model, start, goal, speed)
+        aim = self._aim.get(model.arm)
+        if not route.commands or aim is None or not _apart(aim, start):
+            return route
+        along = Motion(model, start, aim, 1.0)
+        if sweep_along(model, along, route.commands[0], speed).clear:
+            return route
+        alt = plan(model, aim, goal, speed)  # planned from where the arm is going instead
+        if alt.commands and sweep_along(model, along, alt.commands[0], speed).clear:
+            return alt
+        return Plan([], MOVING, route.seconds)
+
+    @_private
+    def _wait_still(self, model: ArmModel, job: Job | None, end: float, what: str) -> tuple:
+        """Wait until the arm stops (at its last command, or wherever it was stopped); its state then.
+
+        Returns:
+            (model, start) as :meth:`_arm_state` reads them then.
+        """
+        arm, names, aim = model.arm, list(model.names), self._aim.get(model.arm)
+        last = None
+        while True:
+            now, _ = self._sensed.read(names, _left(end), fresh=True)
+            if aim is None or max(abs(a - b) for a, b in zip(now, aim)) <= ARRIVED:
+                break
+            if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL:
+                break
+            last = now
+            if job is None:
+                time.sleep(CYCLE)
+            elif job.stop.wait(CYCLE):
+                raise RuntimeError(f"{what}: {job.reason} while the arm was still moving; nothing sent")
+            if time.monotonic() > end:
+                raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
+        return self._arm_state(arm, motors=True, end=end, fresh=True)
 
     @_private
     def _arrive(self, names: list, via: list, job: Job | None, end: float) -> bool:
@@ -478,12 +529,19 @@ class NaoArmIK:
         at a time sends on an arm, over one connection). The arm's next call first checks the
         answers (:meth:`_settle`).
         """
+        asked = time.monotonic()
         pending = self._motion.start("setAngles", names, angles, speed, budget=_left(end))
         failed = self._motion.failure(pending)  # refused at once (ALMotion gone): this caller hears it
         if failed:
             raise RuntimeError(failed)
         self._sent[arm].add(pending)
-        self._aim[arm] = list(angles)
+        self._aimed(arm, angles, asked)
+
+    @_private
+    def _aimed(self, arm: str, angles: Any, asked: float) -> None:
+        """Remember a command to the arm: its posture, and when it was sent (before the call went out)."""
+        self._aim[arm] = [float(q) for q in angles]
+        self._sent_at[arm] = asked
 
     @_private
     def _settle(self, arm: str, end: float) -> None:
@@ -550,7 +608,7 @@ class NaoArmIK:
             safe = [list(model.clamp(q)) for q in track.angles.tolist()]
             if not all(math.isfinite(q) for qs in safe for q in qs):
                 raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-            blocked = self._path_blocked(model, start, safe)
+            blocked = self._path_blocked(model, start, safe, speed)
             t0 = time.monotonic()
             end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
             sent, done = 0, t0 - CYCLE
@@ -560,8 +618,9 @@ class NaoArmIK:
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
+                asked = time.monotonic()
                 self._motion.call("setAngles", names, q, speed, budget=_left(end))
-                self._aim[arm] = list(q)
+                self._aimed(arm, q, asked)
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -583,7 +642,7 @@ class NaoArmIK:
         }
 
     @_private
-    def _path_blocked(self, model: ArmModel, start: Any, path: list) -> tuple | None:
+    def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float) -> tuple | None:
         """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
         The motion to the first point is checked from the reading and, where the arm may still be moving
@@ -592,14 +651,15 @@ class NaoArmIK:
         if not model.body:
             return None
         aim = self._aim.get(model.arm)
-        if path and aim is not None and _apart(aim, start) and not sweep(model, aim, path[0], self._speed).clear:
-            return 0, "motion: the arm is still moving toward its last command; from there the path crosses the body"
+        if path and aim is not None and _apart(aim, start):
+            if not sweep_along(model, Motion(model, start, aim, 1.0), path[0], speed).clear:
+                return 0, f"{MOVING} (the path's first point)"
         prev = list(start)
         for k, q in enumerate(path):
             near = clearance(model, q, model.body)
             if near.distance < MARGIN - 1e-6:
                 return k, f"collision: {near.part} at point {k}"
-            move = sweep(model, prev, q, self._speed)
+            move = sweep(model, prev, q, speed)
             if not move.clear:
                 return k, f"collision: the motion to point {k} crosses the {move.part or 'body'}"
             prev = q
@@ -619,7 +679,7 @@ class NaoArmIK:
         other = self._model(OTHER_ARM[arm], end)
         names = list(model.names)
         read = names + list(other.names) + HIPS
-        current, stiff = self._sensed.read(read, _left(end), fresh)
+        current, stiff = self._sensed.read(read, _left(end), fresh, since=self._sent_at.get(arm, -math.inf))
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
             current, stiff = self._sensed.read(read, _left(end), fresh=True)
@@ -846,7 +906,9 @@ class NaoArmIK:
                 if near.distance < MARGIN - 1e-9:  # pointing there takes the arm through the body
                     p = p._replace(found=False, reason=f"collision: {near.part}")
             moved = p.found
-            safe, _, change, seconds, _ = self._command(model, p.angles, start, moved, end, f"pointAt {list(t)}")
+            safe, _, change, seconds, _ = self._command(
+                model, p.angles, start, moved, end, f"pointAt {list(t)}", job=job
+            )
         return {
             "arm": arm,
             "frame": a["frame"],
@@ -890,7 +952,10 @@ class NaoArmIK:
             if move:
                 if time.monotonic() > end:
                     raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
+                asked = time.monotonic()
                 self._motion.call("setAngles", names, angles, self._speed, budget=_left(end))
+                for arm, c in zip(ARMS, checked):
+                    self._aimed(arm, c[0], asked)
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)
@@ -972,7 +1037,7 @@ class NaoArmIK:
                             self._wait_arrival([hand], [step.hand], seconds, job, end)
                         else:
                             safe, _, _, seconds, _ = self._command(
-                                model, step.angles, current, True, end, step.name
+                                model, step.angles, current, True, end, step.name, job=job
                             )
                             self._wait_arrival(list(model.names), safe, seconds, job, end)
                             current = safe

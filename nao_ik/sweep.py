@@ -39,6 +39,10 @@ STEP = 0.0025
 REACH = 0.25
 #: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
 OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
+#: Postures checked along a moving arm's way (:func:`sweep_along`): at most this many intervals ...
+ALONG_STARTS = 8
+#: ... of at most this summed joint change, radians (closer where the way is short).
+ALONG_SPACING = 0.02
 
 
 class Sweep(NamedTuple):
@@ -111,7 +115,7 @@ class Motion:
 
 
 def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
-          body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+          body: Sequence[Capsule] | None = None, extra: float = 0.0) -> Sweep:  # fmt: skip
     """The clearance of the motion setAngles makes from ``start`` to ``goal``.
 
     Conservative advancement: from a posture with clearance c, the next
@@ -126,6 +130,7 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
         start, goal: five joint angles each.
         fraction: the command's ``fractionMaxSpeed``.
         body: the shapes to keep clear of (default: the model's body).
+        extra: clearance required beyond SWEEP_MARGIN, metres.
 
     Returns:
         :class:`Sweep`.
@@ -135,7 +140,7 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
         return Sweep(True, math.inf, "", 0)
     path = Motion(model, start, goal, fraction)
     low = clearance(model, path.start, shapes)
-    need = min(SWEEP_MARGIN, low.distance) - 1e-9
+    need = min(SWEEP_MARGIN + extra, low.distance) - 1e-9
     travelled, samples, c = 0.0, 1, low
     while travelled < path.length:
         travelled = min(path.length, travelled + (max(c.distance - need, 0.0) + STEP) / REACH)
@@ -146,6 +151,43 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
             if c.distance < need:
                 break
     return Sweep(low.distance >= need, low.distance, low.part, samples)
+
+
+def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction: float,
+                body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """The clearance of the motions to ``goal`` from every posture on ``along``: a command to an arm still moving.
+
+    A command that arrives while the arm moves (``along``: toward the last command) starts wherever
+    the arm is then. Two motions toward the same goal at the same joint speeds stay at most their
+    starts' joint difference apart (each joint closes on the goal at its speed), so no point of the
+    arm is further than REACH x the starts' summed joint difference from the other motion's. The
+    motions from ALONG_STARTS + 1 evenly spaced postures on ``along`` (at most ALONG_SPACING apart)
+    are checked with the margin grown by REACH x half their spacing: then the motion from any
+    posture between keeps SWEEP_MARGIN (less :func:`sweep`'s STEP / 2), like every checked motion.
+    A long way near the body fails (the caller waits until the arm stops instead).
+
+    Args:
+        model: the arm.
+        along: the motion the arm may be anywhere on (its ``fraction`` does not matter: only its path).
+        goal: the new command.
+        fraction: the new command's ``fractionMaxSpeed``.
+        body: the shapes to keep clear of (default: the model's body).
+
+    Returns:
+        :class:`Sweep` of the worst start (``samples``: postures checked over all starts).
+    """
+    parts = max(1, min(ALONG_STARTS, math.ceil(along.length / ALONG_SPACING)))
+    spacing = along.length / parts
+    extra = REACH * spacing / 2
+    samples, worst = 0, None
+    for k in range(parts + 1):
+        got = sweep(model, along.at(spacing * k), goal, fraction, body, extra)
+        samples += got.samples
+        if worst is None or got.distance < worst.distance:
+            worst = got
+        if not got.clear:
+            return Sweep(False, got.distance, got.part, samples)
+    return Sweep(True, worst.distance, worst.part, samples)
 
 
 def seconds(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float) -> float:

@@ -9,7 +9,7 @@ from nao_ik.collision import clearance, clearance_batch, posture_body
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
-from nao_ik.sweep import STEP, SWEEP_MARGIN, Motion, plan, sweep
+from nao_ik.sweep import STEP, SWEEP_MARGIN, Motion, plan, sweep, sweep_along
 
 #: A start with the forearm down beside the hip and a target in front of the chest (found by a search over
 #: random postures): the direct setAngles motion to the answer takes the forearm through the torso.
@@ -47,6 +47,31 @@ def test_the_sweep_misses_no_contact():
             assert dense.min() < SWEEP_MARGIN + 1e-9
         assert got.samples < 400
     assert refused  # the sample has motions through the body
+
+
+def test_a_command_to_a_moving_arm_is_checked_from_every_start_on_its_way():
+    """sweep_along: where it says clear, the motion to the goal from any of 25 postures on the arm's way (each
+    sampled densely) keeps SWEEP_MARGIN - STEP / 2 (the guarantee of every checked motion); it refuses some."""
+    m = arm_model("LArm")
+    q = random_configurations(m, 1500, np.random.default_rng(12), 0.0)
+    q = q[clearance_batch(m, q)[0] >= 0.010]
+    short = q[:60] + np.random.default_rng(13).uniform(-0.15, 0.15, size=(60, 5))  # ways of about 0.4 rad
+    short = np.clip(short, m.lower, m.upper)
+    clear = refused = 0
+    for a, b, g in zip(q[:40], short, q[100:140]):
+        along = Motion(m, a, b, 1.0)
+        if clearance(m, b, m.body).distance < 0.010:
+            continue
+        got = sweep_along(m, along, g, 0.5)
+        if not got.clear:
+            refused += 1
+            continue
+        clear += 1
+        for s in np.linspace(0.0, along.length, 25):
+            path = Motion(m, along.at(s), g, 0.5)
+            dense, _ = clearance_batch(m, np.array([path.at(t) for t in np.linspace(0.0, path.length, 150)]))
+            assert dense.min() >= SWEEP_MARGIN - STEP / 2 - 1e-9, (a, b, g, s)
+    assert clear >= 10 and refused >= 1, (clear, refused)
 
 
 def test_plan_goes_around_a_crossing():

@@ -225,10 +225,15 @@ def test_almotion_session_closed_then_back():
         s.motion.wakeUp()
         assert s.ik.reachTo(0.15, 0.12, 0.08, "dls")["reached"]
         host.close()  # ALMotion's process dies
-        with pytest.raises(RuntimeError, match="ALMotion"):
-            s.ik.reachTo(0.15, 0.12, 0.08, "dls")
-        with pytest.raises(RuntimeError, match="ALMotion"):
-            s.ik.reachTo(0.15, 0.12, 0.08, "dls")
+        # The command goes out without waiting for ALMotion's answer, from a reading up to two cycles old: the
+        # first reach may answer before the service hears of the loss; then the next one reports the failure.
+        refusals = []
+        for _ in range(3):
+            try:
+                s.ik.reachTo(0.15, 0.12, 0.08, "dls")
+            except RuntimeError as e:
+                refusals.append(str(e))
+        assert len(refusals) >= 2 and all("ALMotion" in r for r in refusals), refusals
         host = qi.Session()
         host.connect(s.robot.url)
         host.registerService("ALMotion", s.stub)  # and comes back
