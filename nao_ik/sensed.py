@@ -38,9 +38,10 @@ SLOW_COUNT = 3
 
 
 class Reading(NamedTuple):
-    """One reading of the arms: when it was asked for (monotonic seconds), angles and stiffnesses by joint."""
+    """One reading of the arms: when it was asked for and answered (monotonic seconds), angles and stiffnesses."""
 
     asked: float
+    answered: float
     angles: dict
     stiffness: dict
 
@@ -69,7 +70,15 @@ class SensedCache:
     def read(
         self, names: Sequence[str], budget: float, fresh: bool = False, since: float = -math.inf
     ) -> tuple[list, list]:
-        """The sensed angles and stiffnesses of ``names``: cached if fresh enough (and not ``fresh``), else read now.
+        """:meth:`read_timed` without the times."""
+        angles, stiffness, _ = self.read_timed(names, budget, fresh, since)
+        return angles, stiffness
+
+    def read_timed(
+        self, names: Sequence[str], budget: float, fresh: bool = False, since: float = -math.inf
+    ) -> tuple[list, list, Reading]:
+        """The sensed angles and stiffnesses of ``names`` (cached if fresh enough and not ``fresh``, else read now),
+        and the :class:`Reading` they come from (when it was asked for and answered).
 
         ``since``: a monotonic time the reading must have been asked after (a command sent then: the
         reading shows the arm moving toward it; ALMotion answers one connection's calls in order).
@@ -84,7 +93,7 @@ class SensedCache:
         if fresh or reading is None or now - reading.asked > self._max_age or reading.asked <= since:
             reading = self._fetch(budget)
         self._ensure_poller(now)
-        return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names]
+        return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names], reading
 
     def invalidate(self) -> None:
         """Forget the cached reading (a new ALMotion, or a failure)."""
@@ -107,7 +116,7 @@ class SensedCache:
         except RuntimeError:
             self.invalidate()
             raise
-        reading = Reading(asked, dict(zip(self._names, a)), dict(zip(self._names, s)))
+        reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), dict(zip(self._names, s)))
         with self._lock:
             if self._reading is None or self._reading.asked < asked:
                 self._reading = reading

@@ -41,7 +41,7 @@ import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 import qi
@@ -86,6 +86,9 @@ OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
 HIPS = ["LHipPitch", "RHipPitch"]
 #: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
 ARRIVED = 0.01
+#: Seconds a command to a moving arm may take from its check to going out; past it, the rest of the arm's way is
+#: checked before it goes (:meth:`NaoArmIK._still_covered`).
+SEND_WINDOW = 0.03
 #: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
 STILL = 5e-4
 #: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
@@ -99,6 +102,16 @@ MOVING = (
 WORKERS = 8
 
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
+
+
+class _Way(NamedTuple):
+    """A moving arm's way (:meth:`NaoArmIK._way`): its motion from the reading, the reading's time and round trip,
+    and how far along it (summed joint change) a command checked now may find the arm."""
+
+    along: Motion
+    asked: float
+    rtt: float
+    upto: float
 
 # The body's checks for issue 19's methods: the one that keeps an arm's configuration outside the body
 # (isReachable, nearestReachable: the body at the robot's posture, the other arm included), and the pair's
@@ -141,6 +154,8 @@ class NaoArmIK:
         self._sent = {arm: Unanswered(self._motion) for arm in ARMS}  # the arms' commands not answered yet
         self._aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
         self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
+        self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
+        self._local = threading.local()  # per call (one call a thread): when its readings were taken
         self._arms = {arm: ArmChannel(arm) for arm in ARMS}
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
@@ -430,13 +445,13 @@ class NaoArmIK:
         seconds = move_seconds(model, start, safe, speed)
         if model.body:
             near = clearance(model, safe, model.body)
-            route = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
+            route, way = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
             if move and route is not None and route.reason == MOVING:
                 # From somewhere on the arm's way to its last command the new motion would cross the body:
                 # wait until the arm stops there, then plan from where it is.
                 model, start = self._wait_still(model, job, end, what)
                 near = clearance(model, safe, model.body)  # the body now (the other arm may have moved)
-                route = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else None
+                route, way = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
                 change = max(abs(q - q0) for q, q0 in zip(safe, start))
                 seconds = move_seconds(model, start, safe, speed)
             if route is None or not route.commands:
@@ -446,7 +461,7 @@ class NaoArmIK:
                 return safe, clamped, change, seconds, []
             seconds = max(seconds, route.seconds)
         else:
-            route = None
+            route, way = None, None
         commands = [safe] if route is None else route.commands
         if not move:
             return safe, clamped, change, seconds, commands
@@ -456,30 +471,63 @@ class NaoArmIK:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
             if k and not self._arrive(names, commands[k - 1], job, end):
                 break  # a later call took the arm: it commands from where the arm is
+            if k == 0 and not self._still_covered(model, way, q, speed):
+                raise RuntimeError(f"{what}: {MOVING}; nothing sent")
             self._send(model.arm, names, q, speed, end)
             sent.append(q)
         return safe, clamped, change, seconds, sent
 
     @_private
-    def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> Plan:
+    def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> tuple[Plan, _Way | None]:
         """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
 
         While the arm may still be moving toward its last command, the first command arrives with the
-        arm anywhere between the reading and that posture: its motion must be clear from all of them
+        arm somewhere on its way there (:meth:`_way`): its motion must be clear from all of it
         (:func:`nao_ik.sweep.sweep_along`); else the plan from that posture, if its first motion is;
         else no commands, with the reason :data:`MOVING`.
+
+        Returns:
+            (the plan, the arm's way as checked, or None when the arm is still).
         """
         route = plan(model, start, goal, speed)
-        aim = self._aim.get(model.arm)
-        if not route.commands or aim is None or not _apart(aim, start):
-            return route
-        along = Motion(model, start, aim, 1.0)
-        if sweep_along(model, along, route.commands[0], speed).clear:
-            return route
+        way = self._way(model, start)
+        if not route.commands or way is None:
+            return route, None
+        if sweep_along(model, way.along, route.commands[0], speed, hi=way.upto).clear:
+            return route, way
+        aim = self._aim[model.arm]
         alt = plan(model, aim, goal, speed)  # planned from where the arm is going instead
-        if alt.commands and sweep_along(model, along, alt.commands[0], speed).clear:
-            return alt
-        return Plan([], MOVING, route.seconds)
+        if alt.commands and sweep_along(model, way.along, alt.commands[0], speed, hi=way.upto).clear:
+            return alt, way
+        return Plan([], MOVING, route.seconds), way
+
+    @_private
+    def _way(self, model: ArmModel, start: Any) -> _Way | None:
+        """Where the arm may be when a command sent within SEND_WINDOW arrives; None when it is still.
+
+        The arm moves from the reading (``start``) toward its last command (:class:`nao_ik.sweep.Motion` at that
+        command's speed). The reading shows the arm between its asking and its answer; a command arrives
+        at most one reading round trip after it is sent: so by then the arm has moved at most for the
+        time since the reading was asked, plus SEND_WINDOW, plus that round trip.
+        """
+        aim = self._aim.get(model.arm)
+        if aim is None or not _apart(aim, start):
+            return None
+        along = Motion(model, start, aim, self._aim_speed.get(model.arm, 1.0))
+        asked, answered = getattr(self._local, "reads", {}).get(model.arm, (-math.inf, 0.0))
+        rtt = answered - asked
+        return _Way(along, asked, rtt, along.travelled(time.monotonic() + SEND_WINDOW + rtt - asked))
+
+    @_private
+    def _still_covered(self, model: ArmModel, way: _Way | None, first: list, speed: float) -> bool:
+        """Right before the first command goes out: whether the way checked covers where the arm may be by then.
+
+        A call delayed past SEND_WINDOW (a loaded machine) checks the rest of the way the arm may have gone.
+        """
+        if way is None:
+            return True
+        need = way.along.travelled(time.monotonic() + way.rtt - way.asked)
+        return need <= way.upto or sweep_along(model, way.along, first, speed, lo=way.upto, hi=need).clear
 
     @_private
     def _wait_still(self, model: ArmModel, job: Job | None, end: float, what: str) -> tuple:
@@ -500,7 +548,7 @@ class NaoArmIK:
             if job is None:
                 time.sleep(CYCLE)
             elif job.stop.wait(CYCLE):
-                raise RuntimeError(f"{what}: {job.reason} while the arm was still moving; nothing sent")
+                raise RuntimeError(f"{what}: motion: waiting for the arm to stop, {job.reason}; nothing sent")
             if time.monotonic() > end:
                 raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
         return self._arm_state(arm, motors=True, end=end, fresh=True)
@@ -535,13 +583,14 @@ class NaoArmIK:
         if failed:
             raise RuntimeError(failed)
         self._sent[arm].add(pending)
-        self._aimed(arm, angles, asked)
+        self._aimed(arm, angles, asked, speed)
 
     @_private
-    def _aimed(self, arm: str, angles: Any, asked: float) -> None:
-        """Remember a command to the arm: its posture, and when it was sent (before the call went out)."""
+    def _aimed(self, arm: str, angles: Any, asked: float, speed: float) -> None:
+        """Remember a command to the arm: its posture, when it was sent (before the call went out), its speed."""
         self._aim[arm] = [float(q) for q in angles]
         self._sent_at[arm] = asked
+        self._aim_speed[arm] = speed
 
     @_private
     def _settle(self, arm: str, end: float) -> None:
@@ -604,11 +653,18 @@ class NaoArmIK:
             self._settle(arm, end)  # the arm's earlier commands: none failed
             model, start = self._arm_state(arm, motors=True, end=end)
             names = list(model.names)
-            track = track_path(a["points"], model, name, initial=start)
-            safe = [list(model.clamp(q)) for q in track.angles.tolist()]
-            if not all(math.isfinite(q) for qs in safe for q in qs):
-                raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-            blocked = self._path_blocked(model, start, safe, speed)
+            for attempt in range(2):
+                track = track_path(a["points"], model, name, initial=start)
+                safe = [list(model.clamp(q)) for q in track.angles.tolist()]
+                if not all(math.isfinite(q) for qs in safe for q in qs):
+                    raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+                way = self._way(model, start)
+                blocked = self._path_blocked(model, start, safe, speed, way)
+                if attempt or blocked is None or not blocked[1].startswith(MOVING):
+                    break
+                # From where the arm may be on its way to its last command the path's first motion would cross
+                # the body: wait until it stops, then compute the path from there.
+                model, start = self._wait_still(model, job, end, f"trackPath {name}")
             t0 = time.monotonic()
             end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
             sent, done = 0, t0 - CYCLE
@@ -618,9 +674,12 @@ class NaoArmIK:
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
                     break
+                if sent == 0 and not self._still_covered(model, way, q, speed):
+                    blocked = (0, f"{MOVING} (the path's first point)")
+                    break
                 asked = time.monotonic()
                 self._motion.call("setAngles", names, q, speed, budget=_left(end))
-                self._aimed(arm, q, asked)
+                self._aimed(arm, q, asked, speed)
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -642,18 +701,16 @@ class NaoArmIK:
         }
 
     @_private
-    def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float) -> tuple | None:
+    def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float, way: _Way | None) -> tuple | None:
         """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
         The motion to the first point is checked from the reading and, where the arm may still be moving
-        toward the last command, from that posture too.
+        toward the last command, from everywhere on its way there (``way``, :meth:`_way`).
         """
         if not model.body:
             return None
-        aim = self._aim.get(model.arm)
-        if path and aim is not None and _apart(aim, start):
-            if not sweep_along(model, Motion(model, start, aim, 1.0), path[0], speed).clear:
-                return 0, f"{MOVING} (the path's first point)"
+        if path and way is not None and not sweep_along(model, way.along, path[0], speed, hi=way.upto).clear:
+            return 0, f"{MOVING} (the path's first point)"
         prev = list(start)
         for k, q in enumerate(path):
             near = clearance(model, q, model.body)
@@ -679,10 +736,13 @@ class NaoArmIK:
         other = self._model(OTHER_ARM[arm], end)
         names = list(model.names)
         read = names + list(other.names) + HIPS
-        current, stiff = self._sensed.read(read, _left(end), fresh, since=self._sent_at.get(arm, -math.inf))
+        current, stiff, reading = self._sensed.read_timed(read, _left(end), fresh, self._sent_at.get(arm, -math.inf))
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
-            current, stiff = self._sensed.read(read, _left(end), fresh=True)
+            current, stiff, reading = self._sensed.read_timed(read, _left(end), fresh=True)
+        if not hasattr(self._local, "reads"):
+            self._local.reads = {}
+        self._local.reads[arm] = (reading.asked, reading.answered)  # for this call's _way
         if motors:
             _check_motors(arm, names, stiff[:5])
         start = model.clamp(current[:5])
@@ -955,7 +1015,7 @@ class NaoArmIK:
                 asked = time.monotonic()
                 self._motion.call("setAngles", names, angles, self._speed, budget=_left(end))
                 for arm, c in zip(ARMS, checked):
-                    self._aimed(arm, c[0], asked)
+                    self._aimed(arm, c[0], asked, self._speed)
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)

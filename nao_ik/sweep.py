@@ -39,10 +39,11 @@ STEP = 0.0025
 REACH = 0.25
 #: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
 OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
-#: Postures checked along a moving arm's way (:func:`sweep_along`): at most this many intervals ...
-ALONG_STARTS = 8
-#: ... of at most this summed joint change, radians (closer where the way is short).
-ALONG_SPACING = 0.02
+#: The shortest stretch of a moving arm's way that :func:`sweep_along` checks from its middle, radians of summed
+#: joint change (the margin grows by REACH x half of it: 0.6 mm).
+ALONG_SPACING = 0.005
+#: The most postures :func:`sweep_along` checks (about 20 ms) before it calls the motions not clear.
+ALONG_BUDGET = 1500
 
 
 class Sweep(NamedTuple):
@@ -102,6 +103,10 @@ class Motion:
             t = end
             self._knots.append((t, done))
 
+    def travelled(self, seconds: float) -> float:
+        """The joints' summed change after ``seconds`` of the motion."""
+        return sum(min(abs(d), v * max(seconds, 0.0)) for d, v in zip(self.delta, self.speed))
+
     def at(self, travelled: float) -> list:
         """The posture once the joints' summed change reaches ``travelled`` (clipped to the motion)."""
         if travelled >= self.length:
@@ -154,17 +159,18 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
 
 
 def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction: float,
-                body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+                body: Sequence[Capsule] | None = None, lo: float = 0.0, hi: float | None = None) -> Sweep:  # fmt: skip
     """The clearance of the motions to ``goal`` from every posture on ``along``: a command to an arm still moving.
 
     A command that arrives while the arm moves (``along``: toward the last command) starts wherever
     the arm is then. Two motions toward the same goal at the same joint speeds stay at most their
     starts' joint difference apart (each joint closes on the goal at its speed), so no point of the
-    arm is further than REACH x the starts' summed joint difference from the other motion's. The
-    motions from ALONG_STARTS + 1 evenly spaced postures on ``along`` (at most ALONG_SPACING apart)
-    are checked with the margin grown by REACH x half their spacing: then the motion from any
-    posture between keeps SWEEP_MARGIN (less :func:`sweep`'s STEP / 2), like every checked motion.
-    A long way near the body fails (the caller waits until the arm stops instead).
+    arm is further than REACH x the starts' summed joint difference from the other motion's. So the
+    motion from the middle of a stretch of ``along`` is checked with the margin grown by REACH x half
+    the stretch: clear, it covers the whole stretch (every motion from it keeps SWEEP_MARGIN, less
+    :func:`sweep`'s STEP / 2, like every checked motion); else both halves are checked, down to
+    stretches of ALONG_SPACING. A short way, or one far from the body, takes one check; one that
+    needs more than ALONG_BUDGET postures checked is called not clear (the caller waits instead).
 
     Args:
         model: the arm.
@@ -172,21 +178,25 @@ def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction:
         goal: the new command.
         fraction: the new command's ``fractionMaxSpeed``.
         body: the shapes to keep clear of (default: the model's body).
+        lo, hi: the stretch of ``along`` the arm may be on, by summed joint change (default: all of it).
 
     Returns:
-        :class:`Sweep` of the worst start (``samples``: postures checked over all starts).
+        :class:`Sweep` of the worst start checked (``samples``: postures checked over all starts).
     """
-    parts = max(1, min(ALONG_STARTS, math.ceil(along.length / ALONG_SPACING)))
-    spacing = along.length / parts
-    extra = REACH * spacing / 2
-    samples, worst = 0, None
-    for k in range(parts + 1):
-        got = sweep(model, along.at(spacing * k), goal, fraction, body, extra)
+    hi = along.length if hi is None else min(hi, along.length)
+    stretches, samples, worst = [(min(lo, hi), hi)], 0, None
+    while stretches:
+        a, b = stretches.pop()
+        half = (b - a) / 2
+        got = sweep(model, along.at(a + half), goal, fraction, body, REACH * half)
         samples += got.samples
         if worst is None or got.distance < worst.distance:
             worst = got
-        if not got.clear:
+        if got.clear:
+            continue
+        if half <= ALONG_SPACING / 2 or samples > ALONG_BUDGET:
             return Sweep(False, got.distance, got.part, samples)
+        stretches += [(a + half, b), (a, a + half)]
     return Sweep(True, worst.distance, worst.part, samples)
 
 
