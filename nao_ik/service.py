@@ -469,10 +469,16 @@ class NaoArmIK:
         for k, q in enumerate(commands):
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
-            if k and not self._arrive(names, commands[k - 1], job, end):
-                break  # a later call took the arm: it commands from where the arm is
-            if k == 0 and not self._still_covered(model, way, q, speed):
-                raise RuntimeError(f"{what}: {MOVING}; nothing sent")
+            if k:
+                way = self._arrive(model, commands[k - 1], job, end, speed)
+                if way is None:
+                    break  # a later call took the arm: it commands from where the arm is
+                # The leg was planned from the via itself; the arm is within ARRIVED of it, maybe still moving.
+                if not sweep_along(model, way.along, q, speed, hi=way.upto).clear:
+                    raise RuntimeError(f"{what}: motion: from where the arm reached its swung-out posture the next "
+                                       "move would cross the body; nothing more sent")  # fmt: skip
+            if not self._still_covered(model, way, q, speed):
+                raise RuntimeError(f"{what}: {MOVING}; nothing {'more ' if k else ''}sent")
             self._send(model.arm, names, q, speed, end)
             sent.append(q)
         return safe, clamped, change, seconds, sent
@@ -513,10 +519,8 @@ class NaoArmIK:
         aim = self._aim.get(model.arm)
         if aim is None or not _apart(aim, start):
             return None
-        along = Motion(model, start, aim, self._aim_speed.get(model.arm, 1.0))
         asked, answered = getattr(self._local, "reads", {}).get(model.arm, (-math.inf, 0.0))
-        rtt = answered - asked
-        return _Way(along, asked, rtt, along.travelled(time.monotonic() + SEND_WINDOW + rtt - asked))
+        return _way(model, start, aim, self._aim_speed.get(model.arm, 1.0), asked, answered)
 
     @_private
     def _still_covered(self, model: ArmModel, way: _Way | None, first: list, speed: float) -> bool:
@@ -554,18 +558,19 @@ class NaoArmIK:
         return self._arm_state(arm, motors=True, end=end, fresh=True)
 
     @_private
-    def _arrive(self, names: list, via: list, job: Job | None, end: float) -> bool:
+    def _arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float) -> _Way | None:
         """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture).
 
         Returns:
-            False where the job was stopped first (a later call took the arm).
+            The arm's way from there (:meth:`_way`; it may still be moving the last bit to ``via``), or None
+            where the job was stopped first (a later call took the arm).
         """
         while True:
-            now, _ = self._sensed.read(names, _left(end), fresh=True)
+            now, _, reading = self._sensed.read_timed(list(model.names), _left(end), fresh=True)
             if max(abs(a - b) for a, b in zip(now, via)) <= ARRIVED:
-                return True
+                return _way(model, now, via, speed, reading.asked, reading.answered)
             if job is not None and job.stop.wait(CYCLE):
-                return False
+                return None
             if time.monotonic() > end:
                 raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
 
@@ -1142,6 +1147,13 @@ class NaoArmIK:
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
+
+
+def _way(model: ArmModel, start: list, aim: list, speed: float, asked: float, answered: float) -> _Way:
+    """The arm's way from a reading (asked and answered then) toward ``aim`` at ``speed`` (:meth:`NaoArmIK._way`)."""
+    along = Motion(model, start, aim, speed)
+    rtt = answered - asked
+    return _Way(along, asked, rtt, along.travelled(time.monotonic() + SEND_WINDOW + rtt - asked))
 
 
 def _check_motors(arm: str, names: list, stiffness: list) -> None:

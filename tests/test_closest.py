@@ -16,7 +16,7 @@ def _unreachable(arm: str, per_kind: int, seed: int) -> dict:
     return {"beyond": t[0::3], "inside": t[1::3], "behind": t[2::3]}
 
 
-def _oracle(model, step_counts=(61, 41, 61, 41)) -> np.ndarray:
+def _oracle(model, step_counts=(49, 33, 49, 33)) -> np.ndarray:
     """Hand positions of a dense grid of configurations (WristYaw 0)."""
     g = [np.linspace(model.lower[i], model.upper[i], n) for i, n in enumerate(step_counts)]
     q = np.stack(np.meshgrid(*g, indexing="ij"), -1).reshape(-1, 4)
