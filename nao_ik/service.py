@@ -517,7 +517,8 @@ class NaoArmIK:
         time since the reading was asked, plus SEND_WINDOW, plus that round trip.
         """
         aim = self._aim.get(model.arm)
-        if aim is None or not _apart(aim, start):
+        # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm up to 12 mm).
+        if aim is None or max(abs(a - b) for a, b in zip(aim, start)) <= 1e-9:
             return None
         asked, answered = getattr(self._local, "reads", {}).get(model.arm, (-math.inf, 0.0))
         return _way(model, start, aim, self._aim_speed.get(model.arm, 1.0), asked, answered)
@@ -1167,11 +1168,6 @@ def _check_motors(arm: str, names: list, stiffness: list) -> None:
 
 def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
-
-
-def _apart(a: list, b: Any) -> bool:
-    """True where two postures differ by more than ARRIVED in some joint."""
-    return max(abs(x - y) for x, y in zip(a, b)) > ARRIVED
 
 
 def _left(end: float) -> float:
