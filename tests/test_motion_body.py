@@ -27,6 +27,7 @@ def test_the_motion_follows_setangles():
     for t in (0.05, 0.2, 0.4):  # a time: every joint moved min(|change|, speed t)
         q = np.array(a) + np.sign(np.subtract(b, a)) * np.minimum(np.abs(np.subtract(b, a)), speed * t)
         assert np.allclose(path.at(float(np.abs(q - a).sum())), q, atol=1e-12)
+        assert path.travelled(t) == pytest.approx(float(np.abs(q - a).sum()), abs=1e-12)
 
 
 def test_the_sweep_misses_no_contact():
