@@ -495,11 +495,13 @@ class NaoArmIK:
         Returns:
             (the plan, the arm's way as checked, or None when the arm is still).
         """
-        route = plan(model, start, goal, speed)
         way = self._way(model, start)
-        if not route.commands or way is None:
-            return route, None
-        if sweep_along(model, way.along, route.commands[0], speed, hi=way.upto).clear:
+        if way is None:
+            return plan(model, start, goal, speed), None
+        if sweep_along(model, way.along, goal, speed, hi=way.upto).clear:  # the direct motion, from all the way
+            return Plan([goal], "", move_seconds(model, start, goal, speed)), way
+        route = plan(model, start, goal, speed)
+        if len(route.commands) > 1 and sweep_along(model, way.along, route.commands[0], speed, hi=way.upto).clear:
             return route, way
         aim = self._aim[model.arm]
         alt = plan(model, aim, goal, speed)  # planned from where the arm is going instead
