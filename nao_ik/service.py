@@ -137,6 +137,8 @@ class NaoArmIK:
         motion_timeout: seconds each ALMotion call may take.
         call_budget: seconds each call may take (a path: plus 0.1 s per point to compute it, then
             ``call_budget`` plus 40 ms per point to send it).
+        body: keep the arms clear of the body (answers and motions). Off only to measure what the
+            check costs (``nao-ik bench --body``); neither the CLI nor qi can turn it off.
     """
 
     def __init__(
@@ -145,8 +147,10 @@ class NaoArmIK:
         speed: float = DEFAULT_SPEED,
         motion_timeout: float = MOTION_TIMEOUT,
         call_budget: float = CALL_BUDGET,
+        body: bool = True,
     ):
         self._speed = validate.speed(speed)
+        self._body = bool(body)
         self._budget = validate.positive(call_budget, "call_budget")
         self._models: dict[str, ArmModel] = {}
         self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._new_motion)
@@ -785,7 +789,7 @@ class NaoArmIK:
     def _model(self, arm: str, end: float) -> ArmModel:
         model = self._models.get(arm)
         if model is None:
-            base = arm_model(arm)
+            base = arm_model(arm) if self._body else arm_model(arm)._replace(body=())
             names = list(base.names)
             reported = reply_limits(self._motion.call("getLimits", names, budget=_left(end)), names)
             try:
@@ -1177,7 +1181,7 @@ def _left(end: float) -> float:
     return max(0.0, end - time.monotonic())
 
 
-def register(session: Any, speed: float = DEFAULT_SPEED, **options: float) -> tuple[NaoArmIK, int]:
+def register(session: Any, speed: float = DEFAULT_SPEED, **options: Any) -> tuple[NaoArmIK, int]:
     """Create the service and register it as ``NaoArmIK`` on the session.
 
     Args:
