@@ -161,6 +161,7 @@ def print_round_trips(rounds: int, out=sys.stdout) -> None:
         return
     from sim_stub.robot import SimulatedRobot
 
+    qi.logging.setLevel(qi.logging.ERROR)  # the services' per-reach log lines
     from .bench import interleaved_times
     from .latency import TARGETS
     from .service import register
