@@ -25,7 +25,7 @@ from __future__ import division
 import collections
 import math
 
-from ..body_data import LINK_ROWS
+from ..body_data import LINK_ROWS, MARGIN
 from .scalar_swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -35,6 +35,10 @@ except ImportError:  # pragma: no cover
 
 #: Distances beyond this (metres) are reported as CAP.
 CAP = 0.05
+#: Radians of margin per metre of clearance: the body's clearance enters the swivel search's margin at this
+#: scale (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin
+#: (:func:`nao_ik.geometry.swivel.body_margin`, :func:`body_margin`).
+BODY_SCALE = 10.0
 #: Bodies kept prepared: the standing body and the latest few (the other arm's links change with its posture).
 KEEP = 32
 
@@ -127,6 +131,12 @@ def clearance(model, q, shapes):
         :class:`Clearance`.
     """
     return clearance_of(link_points(arm(model), q), prepared(shapes))
+
+
+def body_margin(model, q, shapes):
+    # type: (Any, Sequence[float], Sequence[Any]) -> float
+    """(clearance to ``shapes`` - MARGIN) x BODY_SCALE: the search's ``extra`` margin, negative within MARGIN."""
+    return (clearance(model, q, shapes).distance - MARGIN) * BODY_SCALE
 
 
 def clearance_of(pts, pairs):
