@@ -2,19 +2,18 @@
 # ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3)
 """The ``analytic`` method on the robot: the exact configuration nearest to the start posture, clear of the body.
 
-The library's own scalar path (:func:`nao_ik.geometry.scalar_nearest.nearest`, the rule of
-:mod:`nao_ik.geometry.nearest`): among the exact solutions of the target (the elbow's swivel
-circle, inside the joint limits) the one whose move from the start takes least time; WristYaw
-is held. As the library does with its body (:func:`nao_ik.geometry.nearest.nearest`): the
-nearest on the joint limits alone, and where that answer comes within the body's
-:data:`~nao_ik.body_data.MARGIN`, the search again with the body's clearance as one more
-limit (its ``extra``: :func:`nao_ik.geometry.scalar_clearance.body_margin`, the library's own
-per-configuration check). A target beyond the arm's reach gets the configuration whose hand is
-toward it at the nearest distance the links allow (``reached`` False). Where no allowed swivel
-exists the answer is ``found`` False (reason "joint limits", or "collision: <part>" where only
-configurations through the body reach the target): the library then searches the closest
-attainable pose by least squares (numpy), which the runtime does not have; its service sends
-nothing then.
+The library's own scalar path (:func:`nao_ik.geometry.scalar_nearest.nearest_clear`, which
+:func:`nao_ik.geometry.nearest.nearest` runs for one target with a body): among the exact
+solutions of the target (the elbow's swivel circle, inside the joint limits) the one whose move
+from the start takes least time; WristYaw is held. The nearest on the joint limits alone, and
+where that answer comes within the body's :data:`~nao_ik.body_data.MARGIN`, the search again
+with the body's clearance as one more limit (its ``extra``:
+:func:`nao_ik.geometry.scalar_clearance.body_margin`, the library's own per-configuration check).
+A target beyond the arm's reach gets the configuration whose hand is toward it at the nearest
+distance the links allow (``reached`` False). Where no allowed swivel exists the answer is
+``found`` False (reason "joint limits", or "collision: <part>" where only configurations through
+the body reach the target): the library then searches the closest attainable pose by least
+squares (numpy), which the runtime does not have; its service sends nothing then.
 """
 
 from __future__ import division
@@ -24,9 +23,9 @@ import math
 
 from ..body_data import MARGIN, body_rows
 from ..geometry.scalar_clearance import body_margin, clearance
-from ..geometry.scalar_nearest import nearest
-from ..geometry.scalar_swivel import SLACK, hand_point
+from ..geometry.scalar_nearest import nearest_clear
 from ..geometry.scalar_swivel import arm as scalar_arm
+from ..geometry.scalar_swivel import hand_point
 
 #: Success distance, metres (the library's default tolerance).
 TOLERANCE = 1e-4
@@ -76,13 +75,11 @@ def solve(model, target, start, body=STANDING):
         :class:`Answer`.
     """
     start = model.clamp(start)
-    q, _, seconds, found, circle, _ = nearest(model, target, start)
+    extra = (lambda x: body_margin(model, x, body)) if body else None
+    (q, _, seconds, found, circle, _), free = nearest_clear(model, target, start, extra)
     reason = "joint limits" if circle.reachable else "out of reach"
-    if found and body and body_margin(model, q, body) < -SLACK:
-        free = model.clamp(q)
-        q, _, seconds, found, circle, _ = nearest(model, target, start, lambda x: body_margin(model, x, body))
-        if not found:
-            reason = "out of reach" if not circle.reachable else "collision: %s" % clearance(model, free, body).part
+    if not found and circle.reachable and free is not None:  # only configurations through the body reach it
+        reason = "collision: %s" % clearance(model, model.clamp(free), body).part
     if found:
         q = model.clamp(q)  # removes rounding only: the answer is inside the limits by construction
         near = clearance(model, q, body) if body else None
