@@ -7,81 +7,31 @@ margin for every pair.
 
 Two forms, the same numbers:
 
-- :func:`clearance`: one configuration in pure Python (the chain of
-  :func:`nao_ik.kinematics.chain`, then each link against each part, a pair
-  skipped when the bounding spheres show it is farther than CAP).
+- :func:`clearance`: one configuration in pure Python:
+  :func:`nao_ik.geometry.scalar_clearance.clearance` (the common subset of
+  Python 2.7 and 3; the robot runtime runs the same code), each link against
+  each part, a pair skipped when the bounding spheres show it is farther than CAP.
 - :func:`clearance_batch`: many configurations with numpy, every pair.
 
-Distances beyond CAP are reported as CAP: only the near region matters to a
-solver, and the capped value is still continuous in the configuration.
+Distances beyond CAP (:data:`nao_ik.geometry.scalar_clearance.CAP`) are
+reported as CAP: only the near region matters to a solver, and the capped
+value is still continuous in the configuration.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
+from .geometry.scalar_clearance import CAP, KEEP, Clearance
+from .geometry.scalar_clearance import clearance as scalar_clearance
+from .geometry.scalar_clearance import link_points as scalar_link_points
+from .geometry.scalar_swivel import arm as scalar_arm
 from .kinematics import chain
 from .model import ArmModel
 from .ops import ARRAY
-
-#: Distances beyond this (metres) are reported as CAP.
-CAP = 0.05
-
-
-class Clearance(NamedTuple):
-    """The signed distance of the arm's links to the body.
-
-    Attributes:
-        distance: the smallest link-to-part distance minus the radii, metres
-            (negative: overlapping), capped at CAP.
-        part: the body part nearest the arm (``""`` when every part is beyond CAP).
-        link: the arm link nearest it (``""`` likewise).
-    """
-
-    distance: float
-    part: str
-    link: str
-
-
-class _Pair(NamedTuple):
-    """A body capsule prepared for the scalar check."""
-
-    part: str
-    a: tuple
-    d: tuple  # b - a
-    dd: float  # |b - a|^2
-    centre: tuple
-    reach: float  # half length + radius
-    radius: float
-
-
-def _prepare(shapes: Sequence[Capsule]) -> tuple[_Pair, ...]:
-    out = []
-    for s in shapes:
-        d = tuple(s.b[k] - s.a[k] for k in range(3))
-        dd = sum(x * x for x in d)
-        centre = tuple(0.5 * (s.a[k] + s.b[k]) for k in range(3))
-        out.append(_Pair(s.part, s.a, d, dd, centre, 0.5 * math.sqrt(dd) + s.radius, s.radius))
-    return tuple(out)
-
-
-_PREPARED: dict = {}
-#: Bodies kept prepared: the standing body and the latest few (the other arm's links change with its posture).
-KEEP = 32
-
-
-def _prepared(shapes: Sequence[Capsule]) -> tuple[_Pair, ...]:
-    key = tuple(shapes)
-    got = _PREPARED.get(key)
-    if got is None:
-        if len(_PREPARED) >= KEEP:
-            _PREPARED.clear()
-        got = _PREPARED[key] = _prepare(key)
-    return got
 
 
 def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> tuple[Capsule, ...]:
@@ -120,9 +70,11 @@ def posture_body(hip_pitch: tuple[float, float] | None = None, other: tuple[ArmM
 
 
 def link_points(model: ArmModel, q: Sequence[Any]) -> list:
-    """The chain points the links use: shoulder, elbow, wrist, hand (index as :class:`~nao_ik.body.Link`)."""
-    ch = chain(model, q)
-    return [ch.origins[0], None, ch.origins[2], None, ch.origins[4], ch.hand]
+    """The chain points the links use: shoulder, elbow, wrist, hand (index as :class:`~nao_ik.body.Link`).
+
+    :func:`nao_ik.geometry.scalar_clearance.link_points` (floats) on the model's numbers.
+    """
+    return scalar_link_points(scalar_arm(model), [float(x) for x in q])
 
 
 def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = BODY) -> Clearance:
@@ -141,62 +93,13 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = B
     last = _LAST[0]  # one read of one tuple: safe against another thread replacing it
     if last is not None and last[0] == key and last[1] is model and last[2] is shapes:
         return last[3]  # the same question again (the nearest search's check, then the answer's)
-    got = _clearance(model, q, shapes)
+    got = scalar_clearance(model, q, shapes)
     _LAST[0] = (key, model, shapes, got)
     return got
 
 
 #: The last :func:`clearance` asked, as one tuple (key, model, shapes, answer).
 _LAST: list = [None]
-
-
-def _clearance(model: ArmModel, q: list, shapes: Sequence[Capsule]) -> Clearance:
-    pts = link_points(model, q)
-    best, part, link = CAP, "", ""
-    pairs = _prepared(shapes)
-    for ln in LINKS:
-        p, e = pts[ln.start], pts[ln.end]
-        if ln.skip:
-            p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
-        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
-        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
-        mx, my, mz = 0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2])
-        reach = 0.5 * math.sqrt(aa) + ln.radius + best
-        for s in pairs:
-            c = s.centre
-            lim = reach + s.reach
-            dx, dy, dz = mx - c[0], my - c[1], mz - c[2]
-            if dx * dx + dy * dy + dz * dz >= lim * lim:
-                continue
-            dist = _segments(p, d1, aa, s.a, s.d, s.dd) - ln.radius - s.radius
-            if dist < best:
-                best, part, link = dist, s.part, ln.name
-                reach = 0.5 * math.sqrt(aa) + ln.radius + best
-    return Clearance(best, part, link)
-
-
-def _segments(p: Sequence[float], d1: Sequence[float], a: float, q: Sequence[float], d2: Sequence[float],
-              e: float) -> float:  # fmt: skip
-    """Distance between segments p + s d1 and q + t d2 (s, t in [0, 1]); a = |d1|^2 > 0, e = |d2|^2 (Ericson)."""
-    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
-    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
-    if e <= 1e-18:  # the part is a sphere
-        s = min(max(-c / a, 0.0), 1.0)
-        t = 0.0
-    else:
-        f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
-        b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
-        den = a * e - b * b
-        s = min(max((b * f - c * e) / den, 0.0), 1.0) if den > 1e-18 else 0.0
-        t = (b * s + f) / e
-        if t < 0.0:
-            t, s = 0.0, min(max(-c / a, 0.0), 1.0)
-        elif t > 1.0:
-            t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
-    x0 = r0 + s * d1[0] - t * d2[0]
-    x1 = r1 + s * d1[1] - t * d2[1]
-    x2 = r2 + s * d1[2] - t * d2[2]
-    return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
 
 
 def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = BODY) -> tuple[np.ndarray, np.ndarray]:

@@ -29,8 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 #: to what the runtime imports.
 RUNTIME = (
     "nao_ik/arm_data.py",
+    "nao_ik/body_data.py",
     "nao_ik/geometry/scalar_swivel.py",
     "nao_ik/geometry/scalar_nearest.py",
+    "nao_ik/geometry/scalar_clearance.py",
+    "nao_ik/geometry/scalar_sweep.py",
     "nao_ik/geometry/intervals.py",
     "nao_ik/robot/__init__.py",
     "nao_ik/robot/arms.py",

@@ -14,7 +14,10 @@ the body's margin and :func:`plan` finds a safe sequence of commands:
    commands, the quickest whose every motion is clear;
 3. else no sequence: :class:`Plan` with ``reason`` and no commands.
 
-Sampling (:func:`sweep`): no point of the arm moves more than :data:`REACH`
+:class:`Motion`, the sampling and the constants SWEEP_MARGIN, STEP, REACH are in
+:mod:`nao_ik.geometry.scalar_sweep` (the common subset of Python 2.7 and 3: the robot
+runtime checks its commands with the same code). Sampling (:func:`sweep`): no point
+of the arm moves more than :data:`REACH`
 times the joints' summed change, so the clearance between two checked
 postures is bounded below by theirs; the checks are placed so that a
 motion whose checked postures keep SWEEP_MARGIN keeps at least
@@ -29,14 +32,9 @@ from typing import NamedTuple, Sequence
 
 from .body import Capsule
 from .collision import clearance
+from .geometry.scalar_sweep import REACH, STEP, SWEEP_MARGIN, Motion, advance  # noqa: F401  (re-exported)
 from .model import ArmModel
 
-#: Clearance every sample of a commanded motion keeps from the body, metres (the answers themselves keep MARGIN).
-SWEEP_MARGIN = 0.0075
-#: Largest movement of any point of the arm between two samples, metres.
-STEP = 0.0025
-#: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.
-REACH = 0.25
 #: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
 OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
 #: The shortest stretch of a moving arm's way that :func:`sweep_along` checks from its middle, radians of summed
@@ -76,54 +74,12 @@ class Plan(NamedTuple):
     seconds: float
 
 
-class Motion:
-    """The motion setAngles makes from ``start`` to ``goal``, by the joints' summed change travelled.
-
-    Each joint moves at ``fraction`` x its maximum velocity until it arrives,
-    so the summed change travelled grows piecewise linearly in time; :meth:`at`
-    inverts it (pure Python: a few joints, a few breakpoints).
-
-    Args:
-        model: the arm (its joints' maximum velocities).
-        start, goal: five joint angles each.
-        fraction: ``fractionMaxSpeed`` of the command (the same for every joint).
-    """
-
-    def __init__(self, model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float):
-        self.start = [float(x) for x in start]
-        self.delta = [float(g) - s for s, g in zip(self.start, goal)]
-        self.speed = [j.max_velocity * fraction for j in model.joints]
-        self.length = sum(abs(d) for d in self.delta)  # the summed joint change, radians
-        # Breakpoints (time, summed change) where a joint arrives.
-        ends = sorted(abs(d) / v for d, v in zip(self.delta, self.speed))
-        self._knots, t, done = [(0.0, 0.0)], 0.0, 0.0
-        for end in ends:
-            rate = sum(v for d, v in zip(self.delta, self.speed) if abs(d) / v > t)
-            done += rate * (end - t)
-            t = end
-            self._knots.append((t, done))
-
-    def travelled(self, seconds: float) -> float:
-        """The joints' summed change after ``seconds`` of the motion."""
-        return sum(min(abs(d), v * max(seconds, 0.0)) for d, v in zip(self.delta, self.speed))
-
-    def at(self, travelled: float) -> list:
-        """The posture once the joints' summed change reaches ``travelled`` (clipped to the motion)."""
-        if travelled >= self.length:
-            return [s + d for s, d in zip(self.start, self.delta)]
-        t = 0.0
-        for (t0, s0), (t1, s1) in zip(self._knots, self._knots[1:]):
-            if travelled <= s1:
-                t = t0 if s1 == s0 else t0 + (t1 - t0) * (travelled - s0) / (s1 - s0)
-                break
-        return [s + math.copysign(min(abs(d), v * t), d) for s, d, v in zip(self.start, self.delta, self.speed)]
-
-
 def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
           body: Sequence[Capsule] | None = None, extra: float = 0.0) -> Sweep:  # fmt: skip
     """The clearance of the motion setAngles makes from ``start`` to ``goal``.
 
-    Conservative advancement: from a posture with clearance c, the next
+    Conservative advancement (:func:`nao_ik.geometry.scalar_sweep.advance`, the Python 2/3
+    code the robot runtime runs too): from a posture with clearance c, the next
     posture checked is (c - required + STEP) / REACH of summed joint change
     further on (no point of the arm moves more than REACH per radian), so a
     motion far from the body takes a few checks and one near it a check
@@ -144,18 +100,7 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
     if not shapes:
         return Sweep(True, math.inf, "", 0)
     path = Motion(model, start, goal, fraction)
-    low = clearance(model, path.start, shapes)
-    need = min(SWEEP_MARGIN + extra, low.distance) - 1e-9
-    travelled, samples, c = 0.0, 1, low
-    while travelled < path.length:
-        travelled = min(path.length, travelled + (max(c.distance - need, 0.0) + STEP) / REACH)
-        c = clearance(model, path.at(travelled), shapes)
-        samples += 1
-        if c.distance < low.distance:
-            low = c
-            if c.distance < need:
-                break
-    return Sweep(low.distance >= need, low.distance, low.part, samples)
+    return Sweep(*advance(path, lambda q: clearance(model, q, shapes), extra))
 
 
 def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction: float,

@@ -25,12 +25,16 @@ import pytest
 
 from nao_ik import kinematics
 from nao_ik import solve as library_solve
+from nao_ik.body import MARGIN
+from nao_ik.collision import clearance
 from nao_ik.model import arm_model
 from nao_ik.robot.arms import MODELS
-from nao_ik.robot.solve import solve
+from nao_ik.robot.solve import STANDING, solve
 from nao_ik.robot_pkg import EXEC_START, RUNTIME, SERVICE_NAME, build
 
 ROOT = Path(__file__).resolve().parent.parent
+#: A target inside the torso: every configuration that reaches it goes through the body.
+INSIDE_TORSO = [0.02, 0.0, -0.02]
 #: The standard-library modules the runtime may import (and qi).
 ALLOWED = {"__future__", "argparse", "collections", "math", "numbers", "os", "platform", "random", "signal", "sys",
            "threading", "time", "timeit", "typing", "qi"}  # fmt: skip
@@ -51,8 +55,9 @@ def _cases(arm: str, n: int, seed: int) -> list:
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_the_runtime_gives_the_librarys_answers(arm):
-    """The same code (the scalar path): the same angles to 1e-12 wherever the runtime finds an allowed swivel."""
-    lib = arm_model(arm)._replace(body=())  # the runtime checks the joint limits alone
+    """The same code (the scalar path, the body's clearance): the same angles to 1e-12 wherever the runtime finds
+    an allowed swivel clear of the body, the library's reason where it finds none."""
+    lib = arm_model(arm)  # with NAO's standing body, as the runtime
     found = 0
     for t, q0 in _cases(arm, 200, 7):
         mine = solve(MODELS[arm], t, q0)
@@ -62,9 +67,21 @@ def test_the_runtime_gives_the_librarys_answers(arm):
             assert max(abs(a - b) for a, b in zip(mine.angles, theirs.angles)) <= 1e-12, (t, q0)
             assert mine.reached == theirs.reached and abs(mine.error - theirs.error) <= 1e-12
             assert MODELS[arm].within_limits(mine.angles)
+            assert clearance(lib, mine.angles).distance >= MARGIN - 1e-9
         else:  # the library's least-squares fallback (numpy) may get closer: the runtime reports it
             assert not mine.reached and mine.angles == MODELS[arm].clamp(q0) and not theirs.reached
-    assert found >= 160, found
+            assert mine.reason == theirs.reason, (t, q0)
+    assert found >= 140, found
+
+
+def test_only_configurations_through_the_body_reach_a_target_inside_the_torso():
+    """The runtime refuses it as the library does ("collision: torso"); the bodiless search would answer it."""
+    model = MODELS["LArm"]
+    mine = solve(model, INSIDE_TORSO, list(model.neutral))
+    assert not mine.found and not mine.reached and mine.reason == "collision: torso"
+    assert library_solve(INSIDE_TORSO, arm_model("LArm"), "analytic", initial=list(model.neutral)).reason == \
+        "collision: torso"  # fmt: skip
+    assert solve(model, INSIDE_TORSO, list(model.neutral), body=()).found  # control: the body is what refuses it
 
 
 def test_the_runtime_models_are_the_librarys():
@@ -140,15 +157,30 @@ def test_python_2_7_solves_from_the_package_tree(tmp_path):
     cases = _cases("RArm", 30, 11)
     script = (
         "import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom nao_ik.robot.arms import MODELS\n"
-        "from nao_ik.robot.solve import solve\nprint(json.dumps([list(solve(MODELS['RArm'], t, q)) "
-        "for t, q in json.load(sys.stdin)]))\nassert 'numpy' not in sys.modules\n"
+        "from nao_ik.robot.solve import STANDING, solve\n"
+        "from nao_ik.geometry.scalar_clearance import clearance\n"
+        "from nao_ik.geometry.scalar_sweep import Motion, advance\n"
+        "cases, start, goal = json.load(sys.stdin)\nm = MODELS['LArm']\n"
+        "print(json.dumps([[list(solve(MODELS['RArm'], t, q)) for t, q in cases],"
+        " list(advance(Motion(m, start, goal, 1.0), lambda q: clearance(m, q, STANDING)))]))\n"
+        "assert 'numpy' not in sys.modules\n"
     )
     import json
 
-    run = subprocess.run([_python2(), "-c", script, str(tree)], input=json.dumps(cases), capture_output=True,
-                         text=True, timeout=60)  # fmt: skip
+    from nao_ik.geometry.scalar_clearance import clearance as float_clearance
+    from nao_ik.sweep import sweep
+    from tests.test_motion_body import CROSSING_START, CROSSING_TARGET
+
+    goal = solve(MODELS["LArm"], CROSSING_TARGET, CROSSING_START).angles
+    run = subprocess.run([_python2(), "-c", script, str(tree)], input=json.dumps([cases, CROSSING_START, goal]),
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
     assert run.returncode == 0, run.stderr
-    for (angles, reached, _, _, found, reason), (t, q0) in zip(json.loads(run.stdout), cases):
+    solves, crossing = json.loads(run.stdout)
+    # The motion check under Python 2.7: the library's sweep's numbers.
+    theirs = sweep(arm_model("LArm"), CROSSING_START, goal, 1.0)
+    assert crossing == [False, theirs.distance, theirs.part, theirs.samples] and theirs.part == "torso"
+    assert float_clearance(MODELS["LArm"], goal, STANDING).distance >= MARGIN - 1e-9
+    for (angles, reached, _, _, found, reason), (t, q0) in zip(solves, cases):
         mine = solve(MODELS["RArm"], t, q0)
         assert found == mine.found and reached == mine.reached and reason == mine.reason
         assert max(abs(a - b) for a, b in zip(angles, mine.angles)) <= 1e-12
@@ -268,7 +300,7 @@ def _settle(installed, names: list, q: list) -> None:
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
-    lib = arm_model(arm)._replace(body=())
+    lib = arm_model(arm)  # with NAO's standing body, as the runtime
     names = list(lib.names)
     rng = np.random.default_rng(3)
     installed.motion.wakeUp()
@@ -280,12 +312,13 @@ def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
             got = installed.ik.computeAngles(arm, *t, "")
             theirs = library_solve(t, lib, "analytic", initial=start)
             assert got["method"] == "analytic" and got["names"] == names and not got["moved"]
-            if got["commands"] == 1:  # found
+            if got["commands"] == 1 or got["reason"].startswith("motion:"):  # found (maybe no safe direct motion)
                 assert max(abs(a - b) for a, b in zip(got["angles"], theirs.angles)) <= 1e-12
-                assert got["reached"] == theirs.reached
+                assert got["reached"] == (theirs.reached and got["commands"] == 1)
                 compared += 1
             else:  # nothing allowed found: the library's least-squares fallback does not reach either
                 assert not got["reached"] and got["angles"] == start and not theirs.reached
+                assert got["reason"] == theirs.reason
     assert compared >= 24, compared
 
 
@@ -315,6 +348,57 @@ def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):
     installed.ik.getSpeed()
     time.sleep(0.2)
     assert not [c for c in stub.getRecordedCommands()[before + 1 :] if c["method"] == "setAngles"]
+
+
+def _sent_since(installed, before: int) -> list:
+    installed.ik.getSpeed()  # a round trip after any command
+    time.sleep(0.2)
+    return [c for c in installed.robot.motion.getRecordedCommands()[before:] if c["method"] == "setAngles"]
+
+
+def test_a_target_inside_the_torso_is_refused_and_nothing_is_sent(installed):
+    installed.motion.wakeUp()
+    model = arm_model("LArm")
+    _settle(installed, list(model.names), list(model.neutral))
+    before = len(installed.robot.motion.getRecordedCommands())
+    got = installed.ik.reachTo(*INSIDE_TORSO, "analytic")
+    assert got["reason"] == "collision: torso" and not got["reached"] and not got["moved"] and got["commands"] == 0
+    assert _sent_since(installed, before) == []
+
+
+def test_a_move_that_crosses_the_body_is_refused_and_nothing_is_sent(installed):
+    """tests/test_motion_body.py's crossing: the answer is clear, the direct motion to it crosses the torso; the
+    runtime has no swung-out sequences, so it sends nothing. Control: the same answer sent directly trips the stub's
+    protection."""
+    from tests.test_motion_body import CROSSING_START, CROSSING_TARGET
+
+    stub, names = installed.robot.motion, list(arm_model("LArm").names)
+    installed.motion.wakeUp()
+    stub.setCollisionProtectionEnabled("Arms", False)
+    _settle(installed, names, CROSSING_START)
+    stub.setCollisionProtectionEnabled("Arms", True)
+    stub.clearRecordedCommands()
+    for call in ("reachToWithSpeed", "computeAngles"):
+        args = ("LArm", *CROSSING_TARGET, "analytic") + ((1.0,) if call == "reachToWithSpeed" else ())
+        got = getattr(installed.ik, call)(*args)
+        assert got["reason"] == "motion: the move crosses the torso", got
+        assert not got["reached"] and not got["moved"] and got["commands"] == 0
+    assert _sent_since(installed, 0) == [] and stub.getCollisionStops() == []
+    _settle_stopped(installed, names, got["angles"])
+    assert stub.getCollisionStops()  # the control: the direct command crosses the body
+
+
+def _settle_stopped(installed, names: list, q: list) -> None:
+    """Send ``q`` directly and wait until the arm stands still (reached, or stopped by the stub's protection)."""
+    installed.motion.setAngles(names, q, 1.0)
+    end, last = time.monotonic() + 10, None
+    while True:
+        time.sleep(0.1)
+        now = installed.motion.getAngles(names, True)
+        if now == last:
+            return
+        assert time.monotonic() < end, "the simulated joints did not stop"
+        last = now
 
 
 def test_stopped_it_unregisters(installed):

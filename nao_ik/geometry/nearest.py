@@ -50,6 +50,7 @@ from ..model import ArmModel
 from ..ops import SCALAR, Ops
 from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
 from .scalar_nearest import nearest as nearest_scalar
+from .scalar_nearest import nearest_clear as nearest_clear_scalar
 from .scalar_swivel import arm
 from .scalar_swivel import circle as scalar_circle
 from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take
@@ -117,15 +118,14 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     """
     if not model.body:
         return _nearest(model, t, q0, ops)
+    if ops is SCALAR:
+        # One target: the float search with the body as its extra margin is cheaper than a sampled screen first
+        # (the robot runtime runs the same function).
+        (q, phi, cost, found, _, _), _ = nearest_clear_scalar(model, t, q0, _body_extra(model))
+        return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
     from .sampled import sampled_clear
 
     free = _nearest(model.bodiless(), t, q0, ops)
-    if ops is SCALAR:
-        if not free.found or body_margin(model, free.q, ops) >= -SLACK:
-            return free
-        # One target: the float search with the body as its extra margin is cheaper than a sampled screen first.
-        got = _nearest(model, t, q0, ops)
-        return got if got.circle is not None or got.found else got._replace(circle=circle(model, t, q0[4], ops))
     hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
     if not hit.any():
         return free

@@ -393,3 +393,27 @@ def nearest(model, t, q0, extra=None):
         best = search.folds(phi0, best)
     q, phi, cost = best
     return q, phi, cost, cost < INF, c, search.evaluations
+
+
+def nearest_clear(model, t, q0, extra):
+    # type: (Any, Sequence[float], Sequence[float], Optional[Callable[[List[float]], float]]) -> Tuple[Tuple[Any, ...], Optional[List[float]]]
+    """:func:`nearest` within an extra constraint (the body), the limits' answer first.
+
+    The nearest on the joint limits alone; where that answer's extra margin is below -SLACK, the
+    search again with ``extra`` (whose answer is then also the nearest allowed one: the allowed
+    swivels are a subset of the limits'). The library's scalar path
+    (:func:`nao_ik.geometry.nearest.nearest` with a body) and the robot runtime run this.
+
+    Args:
+        model: the arm.
+        t: the hand target (three floats).
+        q0: the start posture (five floats, inside the limits).
+        extra: the constraint's margin of five joint angles (negative = forbidden), or None.
+
+    Returns:
+        (:func:`nearest`'s tuple, the limits-only answer's angles where the second search ran, else None).
+    """
+    got = nearest(model, t, q0)
+    if extra is None or not got[3] or extra(got[0]) >= -SLACK:
+        return got, None
+    return nearest(model, t, q0, extra), got[0]

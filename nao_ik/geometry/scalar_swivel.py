@@ -45,11 +45,12 @@ class Arm(object):
         s: the shoulder centre (x, y, z).
         ux, uy: the upper-arm vector u (ShoulderRoll frame); l1 its length, p its angle, cp, sp.
         fx, hz: the forearm's length along x and the hand's z offset (turned by WristYaw).
+        lx: the forearm alone along x (elbow to wrist: the link points of the body check).
         lo, hi: the five joints' limits; w: their inverse maximum velocities (s/rad).
         flip: True where ElbowRoll's range is positive (the right arm): the roots swap.
     """
 
-    __slots__ = ("model", "s", "ux", "uy", "l1", "il1", "p", "cp", "sp", "fx", "hz", "lo", "hi", "w", "flip")
+    __slots__ = ("model", "s", "ux", "uy", "l1", "il1", "p", "cp", "sp", "fx", "hz", "lx", "lo", "hi", "w", "flip")
 
     def __init__(self, model):
         # type: (Any) -> None
@@ -63,6 +64,7 @@ class Arm(object):
         self.cp, self.sp = math.cos(self.p), math.sin(self.p)
         self.fx = float(joints[4].offset[0]) + float(model.hand_offset[0])
         self.hz = float(model.hand_offset[2])
+        self.lx = float(joints[4].offset[0])
         self.lo = tuple(float(j.lower) for j in joints)
         self.hi = tuple(float(j.upper) for j in joints)
         self.w = tuple(1.0 / float(j.max_velocity) for j in joints)

@@ -23,6 +23,7 @@ from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import ARRAY, SCALAR, Ops
 from .recovery import forearm, recover_angles_checked, upper_arm
+from .scalar_clearance import BODY_SCALE  # the body's clearance enters margin_at at this scale (radians per metre)
 
 
 class SwivelSet(NamedTuple):
@@ -165,11 +166,6 @@ def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: A
     if model.body:
         m = ops.minimum(m, body_margin(model, q, ops))
     return q, m
-
-
-#: Radians of margin per metre of clearance: the body's clearance enters :func:`margin_at` at this scale
-#: (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin.
-BODY_SCALE = 10.0
 
 
 def body_margin(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Any:

@@ -4,9 +4,12 @@ The common subset of Python 2.7 and 3, the standard library and ``qi`` only (no 
 
 - :mod:`nao_ik.robot.arms`: the arm models, from :mod:`nao_ik.arm_data` (the library's numbers);
 - :mod:`nao_ik.robot.solve`: forward kinematics and the ``analytic`` method (the nearest exact
-  configuration, :mod:`nao_ik.geometry.scalar_nearest`: the library's scalar path itself);
+  configuration, :mod:`nao_ik.geometry.scalar_nearest`: the library's scalar path itself), clear
+  of NAO's standing body (:mod:`nao_ik.body_data`, :mod:`nao_ik.geometry.scalar_clearance`: the
+  library's own per-configuration check);
 - :mod:`nao_ik.robot.checks`: argument validation;
-- :mod:`nao_ik.robot.service`: the qi service; :mod:`nao_ik.robot.main`: the executable the
+- :mod:`nao_ik.robot.service`: the qi service (the setAngles motion checked against the body with
+  :mod:`nao_ik.geometry.scalar_sweep`, the library's sweep); :mod:`nao_ik.robot.main`: the executable the
   package's manifest declares; :mod:`nao_ik.robot.bench`: the single-solve time.
 
 The package that carries it to the robot is built by :mod:`nao_ik.robot_pkg` (``make package``).

@@ -4,8 +4,8 @@
 
 The scalar path (:mod:`nao_ik.geometry.scalar_swivel`) reads ``joints[i].offset / lower /
 upper / max_velocity`` and ``hand_offset``, the same fields as the library's
-:class:`~nao_ik.model.ArmModel`; no body (the runtime checks the joint limits alone, see
-docs/robot-runtime.md).
+:class:`~nao_ik.model.ArmModel`. The body is not part of the model here: the runtime passes
+NAO's standing body (:data:`nao_ik.robot.solve.STANDING`) to the search and the motion check.
 """
 
 from __future__ import division

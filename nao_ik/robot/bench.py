@@ -6,8 +6,12 @@
 
 Two kinds of target, both arms: a random reachable target (the hand of a random configuration)
 from a random start posture (a ``reachTo`` out of the blue: the full ring search), and a step of
-1 cm from the current posture (following a path: the local search). Each solve is timed alone
-(``timeit.default_timer``); the table gives the median, the 90th percentile and the maximum.
+1 cm from the current posture (following a path: the local search). Each target is solved with
+NAO's standing body (what the service answers) and with the joint limits alone (``body=()``),
+taking turns; then the motion check the service makes before ``setAngles`` (the direct motion from
+the start to the body-aware answer, :func:`nao_ik.geometry.scalar_sweep.advance`; its "reached"
+column is the share of motions found clear). Each is timed alone (``timeit.default_timer``); the
+table gives the median, the 90th percentile and the maximum.
 """
 
 from __future__ import division, print_function
@@ -49,23 +53,35 @@ def _quantile(values, q):
 
 def run(n, seed):
     # type: (int, int) -> list
-    """Rows (case, solves, reached %, median us, p90 us, max us)."""
+    """Rows (case, body, solves, reached %, median us, p90 us, max us)."""
+    from nao_ik.geometry.scalar_clearance import clearance
+    from nao_ik.geometry.scalar_sweep import Motion, advance
     from nao_ik.robot.arms import MODELS
-    from nao_ik.robot.solve import solve
+    from nao_ik.robot.solve import STANDING, solve
 
     rng = random.Random(seed)
     rows = []
+    bodies = (("standing", STANDING), ("none (limits only)", ()))
     for case, step in (("random target, random start", 0.0), ("1 cm step from the posture", 0.01)):
-        times, reached = [], 0
+        times, reached = ([], [], []), [0, 0, 0]
         for arm in ("LArm", "RArm"):
             model = MODELS[arm]
             for t, q0 in _cases(model, rng, n, step):
-                t0 = timeit.default_timer()
-                sol = solve(model, t, q0)
-                times.append((timeit.default_timer() - t0) * 1e6)
-                reached += sol.reached
-        rows.append((case, len(times), 100.0 * reached / len(times), _quantile(times, 0.5), _quantile(times, 0.9),
-                     max(times)))  # fmt: skip
+                for i, (_, body) in enumerate(bodies):
+                    t0 = timeit.default_timer()
+                    sol = solve(model, t, q0, body)
+                    times[i].append((timeit.default_timer() - t0) * 1e6)
+                    reached[i] += sol.reached
+                    if i == 0 and sol.found:
+                        t0 = timeit.default_timer()
+                        clear = advance(Motion(model, model.clamp(q0), sol.angles, 1.0),
+                                        lambda q, m=model: clearance(m, q, STANDING))[0]  # fmt: skip
+                        times[2].append((timeit.default_timer() - t0) * 1e6)
+                        reached[2] += clear
+        for i, name in enumerate(("standing", "none (limits only)", "motion check, standing")):
+            got = times[i]
+            rows.append((case, name, len(got), 100.0 * reached[i] / len(got), _quantile(got, 0.5),
+                         _quantile(got, 0.9), max(got)))  # fmt: skip
     return rows
 
 
@@ -81,10 +97,10 @@ def main(argv=None):
     load = "load average %.2f" % os.getloadavg()[0] if hasattr(os, "getloadavg") else "load unknown"
     print("Python %s (%s), numpy %s after the solves, %s, %s" % (version, sys.executable, numpy_state, cpu, load))
     print("")
-    print("| case | solves | reached | median | p90 | max |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for case, count, reached, med, p90, top in rows:
-        print("| %s | %d | %.1f %% | %.0f us | %.0f us | %.0f us |" % (case, count, reached, med, p90, top))
+    print("| case | body | solves | reached | median | p90 | max |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for case, body, count, reached, med, p90, top in rows:
+        print("| %s | %s | %d | %.1f %% | %.0f us | %.0f us | %.0f us |" % (case, body, count, reached, med, p90, top))
     return 0
 
 

@@ -1,13 +1,17 @@
 # -*- coding: utf-8 -*-
 # ruff: noqa: UP004, UP009, UP010, UP031, N802, N803  (Python 2.7 and 3; lowerCamelCase: the qi API's names)
-"""The NaoArmIK qi service of the robot runtime (the ``analytic`` method, the joint limits).
+"""The NaoArmIK qi service of the robot runtime (the ``analytic`` method, the joint limits, the body).
 
 The same method names and answers as the computer-side service (:mod:`nao_ik.service`) for
 the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
 ``getMethods``, ``setSpeed``, ``getSpeed``. Every argument is checked first
 (:mod:`nao_ik.robot.checks`); bad input gets a ValueError naming it and the robot receives no
-command. The last check before ``ALMotion.setAngles``: five finite angles inside the limits,
-else nothing is sent.
+command. Answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body
+(:mod:`nao_ik.robot.solve`); the direct ``setAngles`` motion from the sensed posture to the
+answer is checked with the library's sweep (:func:`nao_ik.geometry.scalar_sweep.advance`,
+SWEEP_MARGIN): where it would cross the body nothing is sent (``reason`` "motion: the move
+crosses the <part>"; the robot runtime has no swung-out sequences). The last check before
+``ALMotion.setAngles``: five finite angles inside the limits, else nothing is sent.
 """
 
 from __future__ import division
@@ -17,9 +21,11 @@ import time
 
 import qi
 
+from ..geometry.scalar_clearance import clearance
+from ..geometry.scalar_sweep import Motion, advance
 from . import checks
 from .arms import MODELS
-from .solve import solve
+from .solve import STANDING, solve
 
 DEFAULT_SPEED = 0.2
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
@@ -108,8 +114,15 @@ class NaoArmIK(object):
         solve_ms = (time.time() - t0) * 1e3
         angles = [float(q) for q in sol.angles]
         speed = self._speed if speed is None else speed
+        reached, reason, safe = bool(sol.reached), str(sol.reason), sol.found
+        if sol.found:
+            # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body.
+            clear, _, part, _ = advance(Motion(model, start, angles, speed),
+                                        lambda q: clearance(model, q, STANDING))  # fmt: skip
+            if not clear:
+                reached, reason, safe = False, "motion: the move crosses the %s" % (part or "body"), False
         sent = False
-        if move and sol.found:
+        if move and safe:
             # The last line of defence: five finite angles inside the limits, or nothing is sent.
             if not model.within_limits(angles):
                 raise RuntimeError("%s for %r produced %r outside the limits; nothing sent" % (method, target, angles))
@@ -123,7 +136,7 @@ class NaoArmIK(object):
             "target": list(target),
             "names": names,
             "angles": angles,
-            "reached": bool(sol.reached),
+            "reached": reached,
             "error": float(sol.error),
             "iterations": 0,
             "solveTimeMs": float(solve_ms),
@@ -133,7 +146,8 @@ class NaoArmIK(object):
             "moveSeconds": float(seconds) if sol.found else 0.0,
             "shortfall": 0.0 if sol.reached else float(sol.error),
             "refined": False,
-            "reason": str(sol.reason),
-            # 1: the command sent (computeAngles: the one it would send); 0: none (nothing found, nothing sent).
-            "commands": 1 if sent or (sol.found and not move) else 0,
+            "reason": reason,
+            # 1: the command sent (computeAngles: the one it would send); 0: none (nothing found, or no safe
+            # motion: nothing sent).
+            "commands": 1 if sent or (safe and not move) else 0,
         }

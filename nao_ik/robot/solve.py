@@ -1,14 +1,19 @@
 # -*- coding: utf-8 -*-
-# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3)
-"""The ``analytic`` method on the robot: the exact configuration nearest to the start posture.
+# ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3)
+"""The ``analytic`` method on the robot: the exact configuration nearest to the start posture, clear of the body.
 
-The library's own scalar path (:func:`nao_ik.geometry.scalar_nearest.nearest`, the rule of
-:mod:`nao_ik.geometry.nearest`): among the exact solutions of the target (the elbow's swivel
-circle, inside the joint limits) the one whose move from the start takes least time; WristYaw
-is held. A target beyond the arm's reach gets the configuration whose hand is toward it at
-the nearest distance the links allow (``reached`` False). Where no swivel is allowed the answer
-is ``found`` False: the library then searches the closest attainable pose by least squares
-(numpy), which the runtime does not have; its service sends nothing then.
+The library's own scalar path (:func:`nao_ik.geometry.scalar_nearest.nearest_clear`, which
+:func:`nao_ik.geometry.nearest.nearest` runs for one target with a body): among the exact
+solutions of the target (the elbow's swivel circle, inside the joint limits) the one whose move
+from the start takes least time; WristYaw is held. The nearest on the joint limits alone, and
+where that answer comes within the body's :data:`~nao_ik.body_data.MARGIN`, the search again
+with the body's clearance as one more limit (its ``extra``:
+:func:`nao_ik.geometry.scalar_clearance.body_margin`, the library's own per-configuration check).
+A target beyond the arm's reach gets the configuration whose hand is toward it at the nearest
+distance the links allow (``reached`` False). Where no allowed swivel exists the answer is
+``found`` False (reason "joint limits", or "collision: <part>" where only configurations through
+the body reach the target): the library then searches the closest attainable pose by least
+squares (numpy), which the runtime does not have; its service sends nothing then.
 """
 
 from __future__ import division
@@ -16,12 +21,18 @@ from __future__ import division
 import collections
 import math
 
-from ..geometry.scalar_nearest import nearest
+from ..body_data import MARGIN, body_rows
+from ..geometry.scalar_clearance import body_margin, clearance
+from ..geometry.scalar_nearest import nearest_clear
 from ..geometry.scalar_swivel import arm as scalar_arm
 from ..geometry.scalar_swivel import hand_point
 
 #: Success distance, metres (the library's default tolerance).
 TOLERANCE = 1e-4
+#: NAO's body standing (the runtime does not read the legs): the shapes every answer keeps MARGIN from.
+STANDING = body_rows()
+#: Clearance short of the margin still counted clear (metres): the root finders' rounding at the boundary.
+EPS = 1e-9
 
 
 class Answer(collections.namedtuple("Answer", "angles reached error seconds found reason")):
@@ -32,8 +43,9 @@ class Answer(collections.namedtuple("Answer", "angles reached error seconds foun
         reached: the hand is within TOLERANCE of the target.
         error: the hand's distance to the target, metres.
         seconds: the move time from the start at full speed (0 where nothing was found).
-        found: an allowed configuration was found.
-        reason: why the target is not reached ("" when it is): "out of reach" or "joint limits".
+        found: an allowed configuration was found (inside the limits, MARGIN from the body).
+        reason: why the target is not reached ("" when it is): "out of reach", "joint limits" or
+            "collision: <part>".
     """
 
     __slots__ = ()
@@ -49,25 +61,33 @@ def _distance(a, b):
     return math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2)
 
 
-def solve(model, target, start):
-    # type: (object, tuple, list) -> Answer
-    """The nearest exact configuration for ``target`` from posture ``start``.
+def solve(model, target, start, body=STANDING):
+    # type: (object, tuple, list, tuple) -> Answer
+    """The nearest exact configuration for ``target`` from posture ``start``, MARGIN clear of ``body``.
 
     Args:
         model: the arm (:data:`nao_ik.robot.arms.MODELS`).
         target: the hand target (three floats, FRAME_TORSO metres).
         start: the start posture (five floats, inside the limits).
+        body: the shapes (rows part, a, b, radius: :func:`nao_ik.body_data.body_rows`); ``()``: the limits alone.
 
     Returns:
         :class:`Answer`.
     """
     start = model.clamp(start)
-    q, _, seconds, found, circle, _ = nearest(model, target, start)
+    extra = (lambda x: body_margin(model, x, body)) if body else None
+    (q, _, seconds, found, circle, _), free = nearest_clear(model, target, start, extra)
+    reason = "joint limits" if circle.reachable else "out of reach"
+    if not found and circle.reachable and free is not None:  # only configurations through the body reach it
+        reason = "collision: %s" % clearance(model, model.clamp(free), body).part
+    if found:
+        q = model.clamp(q)  # removes rounding only: the answer is inside the limits by construction
+        near = clearance(model, q, body) if body else None
+        if near is not None and near.distance < MARGIN - EPS:  # the last check (the search keeps it by construction)
+            found, reason = False, "collision: %s" % near.part
     if not found:
         err = _distance(forward(model, start), target)
-        return Answer(list(start), False, err, 0.0, False, "joint limits" if circle.reachable else "out of reach")
-    q = model.clamp(q)  # removes rounding only: the answer is inside the limits by construction
+        return Answer(list(start), False, err, 0.0, False, reason)
     err = _distance(forward(model, q), target)
     reached = err <= TOLERANCE
-    reason = "" if reached else ("out of reach" if not circle.reachable else "joint limits")
-    return Answer(q, reached, err, seconds, True, reason)
+    return Answer(q, reached, err, seconds, True, "" if reached else reason)

@@ -1,0 +1,188 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""Signed distance of one configuration's arm links to NAO's body, in plain Python floats.
+
+The arm's links and the body's parts are capsules (:mod:`nao_ik.body_data`), so the
+distance between a link and a part is the distance between their segments minus both
+radii (negative: they overlap). The arm is clear when that distance is at least the margin
+for every pair. Each link is checked against each part, a pair skipped when the bounding
+spheres show it is farther than the best so far (at most CAP); distances beyond CAP are
+reported as CAP: only the near region matters to a solver, and the capped value is still
+continuous in the configuration.
+
+The library's per-configuration check (:func:`nao_ik.collision.clearance`) is this code, and
+so is the robot runtime's (:mod:`nao_ik.robot`); the numpy batch
+(:func:`nao_ik.collision.clearance_batch`) reads the same shapes and links.
+
+The link points (shoulder, elbow, wrist, hand) come from the float kinematics of
+:mod:`nao_ik.geometry.scalar_swivel`.
+
+Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
+"""
+
+from __future__ import division
+
+import collections
+import math
+
+from ..body_data import LINK_ROWS, MARGIN
+from .scalar_swivel import arm
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, List, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: Distances beyond this (metres) are reported as CAP.
+CAP = 0.05
+#: Radians of margin per metre of clearance: the body's clearance enters the swivel search's margin at this
+#: scale (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin
+#: (:func:`nao_ik.geometry.swivel.body_margin`, :func:`body_margin`).
+BODY_SCALE = 10.0
+#: Bodies kept prepared: the standing body and the latest few (the other arm's links change with its posture).
+KEEP = 32
+
+
+class Clearance(collections.namedtuple("Clearance", "distance part link")):
+    """The signed distance of the arm's links to the body.
+
+    Attributes:
+        distance: the smallest link-to-part distance minus the radii, metres
+            (negative: overlapping), capped at CAP.
+        part: the body part nearest the arm (``""`` when every part is beyond CAP).
+        link: the arm link nearest it (``""`` likewise).
+    """
+
+    __slots__ = ()
+
+
+class Pair(collections.namedtuple("Pair", "part a d dd centre reach radius")):
+    """A body capsule prepared for the check: ``d`` = b - a, ``dd`` = |d|^2, ``reach`` = half length + radius."""
+
+    __slots__ = ()
+
+
+def prepare(shapes):
+    # type: (Sequence[Any]) -> Tuple[Pair, ...]
+    """The shapes (rows or capsules: part, a, b, radius) prepared for :func:`clearance`."""
+    out = []
+    for part, a, b, radius in shapes:
+        d = tuple(b[k] - a[k] for k in range(3))
+        dd = sum(x * x for x in d)
+        centre = tuple(0.5 * (a[k] + b[k]) for k in range(3))
+        out.append(Pair(part, tuple(a), d, dd, centre, 0.5 * math.sqrt(dd) + radius, radius))
+    return tuple(out)
+
+
+_PREPARED = {}  # type: dict
+
+
+def prepared(shapes):
+    # type: (Sequence[Any]) -> Tuple[Pair, ...]
+    """:func:`prepare`, kept for the KEEP bodies asked last (the same shapes are asked again and again)."""
+    key = tuple(shapes)
+    got = _PREPARED.get(key)
+    if got is None:
+        if len(_PREPARED) >= KEEP:
+            _PREPARED.clear()
+        got = _PREPARED[key] = prepare(key)
+    return got
+
+
+def link_points(k, q):
+    # type: (Any, Sequence[float]) -> List[Any]
+    """The chain points the links use: shoulder, elbow, wrist, hand (indexed as the links' start/end).
+
+    Args:
+        k: the :class:`~nao_ik.geometry.scalar_swivel.Arm`.
+        q: five joint angles.
+
+    Returns:
+        A list of six entries: 0 shoulder, 2 elbow, 4 wrist, 5 hand effector (1 and 3 None).
+    """
+    c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
+    c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
+    s = k.s
+
+    def out(g0, g1, g2):  # S + Ry(q1) Rz(q2) g
+        x = c2 * g0 - s2 * g1
+        return (s[0] + c1 * x + s1 * g2, s[1] + s2 * g0 + c2 * g1, s[2] - s1 * x + c1 * g2)
+
+    ux, uy = k.ux, k.uy
+    lx = k.lx  # the wrist: u + Rx(q3) Rz(q4) (lx, 0, 0)
+    wy = s4 * lx
+    wrist = out(ux + c4 * lx, uy + c3 * wy, s3 * wy)
+    f0, f1, f2 = k.fx, -math.sin(q[4]) * k.hz, math.cos(q[4]) * k.hz  # the hand: u + Rx(q3) Rz(q4) f(q5)
+    gy = s4 * f0 + c4 * f1
+    hand = out(ux + c4 * f0 - s4 * f1, uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2)
+    return [s, None, out(ux, uy, 0.0), None, wrist, hand]
+
+
+def clearance(model, q, shapes):
+    # type: (Any, Sequence[float], Sequence[Any]) -> Clearance
+    """Signed distance of one configuration's links to the body.
+
+    Args:
+        model: the arm (an :class:`~nao_ik.model.ArmModel` or the robot runtime's model).
+        q: five joint angles (floats).
+        shapes: the body: rows or capsules (part, a, b, radius).
+
+    Returns:
+        :class:`Clearance`.
+    """
+    return clearance_of(link_points(arm(model), q), prepared(shapes))
+
+
+def body_margin(model, q, shapes):
+    # type: (Any, Sequence[float], Sequence[Any]) -> float
+    """(clearance to ``shapes`` - MARGIN) x BODY_SCALE: the search's ``extra`` margin, negative within MARGIN."""
+    return (clearance(model, q, shapes).distance - MARGIN) * BODY_SCALE
+
+
+def clearance_of(pts, pairs):
+    # type: (List[Any], Sequence[Pair]) -> Clearance
+    """:func:`clearance` of given link points (:func:`link_points`) against prepared shapes (:func:`prepared`)."""
+    best, part, link = CAP, "", ""
+    for name, start, end, skip, radius in LINK_ROWS:
+        p, e = pts[start], pts[end]
+        if skip:
+            p = [p[k] + skip * (e[k] - p[k]) for k in range(3)]
+        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
+        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+        mx, my, mz = 0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2])
+        reach = 0.5 * math.sqrt(aa) + radius + best
+        for s in pairs:
+            c = s.centre
+            lim = reach + s.reach
+            dx, dy, dz = mx - c[0], my - c[1], mz - c[2]
+            if dx * dx + dy * dy + dz * dz >= lim * lim:
+                continue
+            dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+            if dist < best:
+                best, part, link = dist, s.part, name
+                reach = 0.5 * math.sqrt(aa) + radius + best
+    return Clearance(best, part, link)
+
+
+def segments(p, d1, a, q, d2, e):
+    # type: (Sequence[float], Sequence[float], float, Sequence[float], Sequence[float], float) -> float
+    """Distance between segments p + s d1 and q + t d2 (s, t in [0, 1]); a = |d1|^2 > 0, e = |d2|^2 (Ericson)."""
+    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
+    if e <= 1e-18:  # the part is a sphere
+        s = min(max(-c / a, 0.0), 1.0)
+        t = 0.0
+    else:
+        f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
+        b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+        den = a * e - b * b
+        s = min(max((b * f - c * e) / den, 0.0), 1.0) if den > 1e-18 else 0.0
+        t = (b * s + f) / e
+        if t < 0.0:
+            t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+        elif t > 1.0:
+            t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
+    x0 = r0 + s * d1[0] - t * d2[0]
+    x1 = r1 + s * d1[1] - t * d2[1]
+    x2 = r2 + s * d1[2] - t * d2[2]
+    return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)

@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""The motion ``ALMotion.setAngles`` makes, and its clearance from the body by conservative advancement.
+
+``setAngles`` moves every joint from where it is toward its target at its own
+speed (``fractionMaxSpeed`` x the joint's maximum velocity), so joints with
+short moves arrive first: the path in joint space is a broken line, not the
+straight one (:class:`Motion`). :func:`advance` samples that path densely
+enough for the body's margin: no point of the arm moves more than
+:data:`REACH` times the joints' summed change, so the clearance between two
+checked postures is bounded below by theirs; the checks are placed so that a
+motion whose checked postures keep SWEEP_MARGIN keeps at least
+SWEEP_MARGIN - STEP / 2 everywhere, more than the robot's own protection
+margin (:data:`nao_ik.body_data.STUB_MARGIN`).
+
+The library's :func:`nao_ik.sweep.sweep` (and so its plans) is this code, and so is the robot
+runtime's check of its command (:mod:`nao_ik.robot.service`).
+
+Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
+"""
+
+from __future__ import division
+
+import math
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Callable, List, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: Clearance every sample of a commanded motion keeps from the body, metres (the answers themselves keep MARGIN).
+SWEEP_MARGIN = 0.0075
+#: Largest movement of any point of the arm between two samples, metres.
+STEP = 0.0025
+#: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.
+REACH = 0.25
+
+
+class Motion(object):
+    """The motion setAngles makes from ``start`` to ``goal``, by the joints' summed change travelled.
+
+    Each joint moves at ``fraction`` x its maximum velocity until it arrives,
+    so the summed change travelled grows piecewise linearly in time; :meth:`at`
+    inverts it (pure Python: a few joints, a few breakpoints).
+
+    Args:
+        model: the arm (its joints' maximum velocities: ``model.joints[i].max_velocity``).
+        start, goal: five joint angles each.
+        fraction: ``fractionMaxSpeed`` of the command (the same for every joint).
+    """
+
+    def __init__(self, model, start, goal, fraction):
+        # type: (Any, Sequence[float], Sequence[float], float) -> None
+        self.start = [float(x) for x in start]
+        self.delta = [float(g) - s for s, g in zip(self.start, goal)]
+        self.speed = [j.max_velocity * fraction for j in model.joints]
+        self.length = sum(abs(d) for d in self.delta)  # the summed joint change, radians
+        # Breakpoints (time, summed change) where a joint arrives.
+        ends = sorted(abs(d) / v for d, v in zip(self.delta, self.speed))
+        self._knots, t, done = [(0.0, 0.0)], 0.0, 0.0
+        for end in ends:
+            rate = sum(v for d, v in zip(self.delta, self.speed) if abs(d) / v > t)
+            done += rate * (end - t)
+            t = end
+            self._knots.append((t, done))
+
+    def travelled(self, seconds):
+        # type: (float) -> float
+        """The joints' summed change after ``seconds`` of the motion."""
+        return sum(min(abs(d), v * max(seconds, 0.0)) for d, v in zip(self.delta, self.speed))
+
+    def at(self, travelled):
+        # type: (float) -> List[float]
+        """The posture once the joints' summed change reaches ``travelled`` (clipped to the motion)."""
+        if travelled >= self.length:
+            return [s + d for s, d in zip(self.start, self.delta)]
+        t = 0.0
+        for (t0, s0), (t1, s1) in zip(self._knots, self._knots[1:]):
+            if travelled <= s1:
+                t = t0 if s1 == s0 else t0 + (t1 - t0) * (travelled - s0) / (s1 - s0)
+                break
+        return [s + math.copysign(min(abs(d), v * t), d) for s, d, v in zip(self.start, self.delta, self.speed)]
+
+
+def advance(path, check, extra=0.0):
+    # type: (Motion, Callable[[List[float]], Any], float) -> Tuple[bool, float, str, int]
+    """The clearance along ``path`` by conservative advancement.
+
+    From a posture with clearance c, the next posture checked is
+    (c - required + STEP) / REACH of summed joint change further on (no point
+    of the arm moves more than REACH per radian), so a motion far from the
+    body takes a few checks and one near it a check every STEP. A start
+    already closer than SWEEP_MARGIN (the robot put there by someone else)
+    may move as long as it comes no closer than it is.
+
+    Args:
+        path: the :class:`Motion`.
+        check: a posture's clearance (an object with ``distance`` and ``part``:
+            :func:`nao_ik.geometry.scalar_clearance.clearance` of the arm and the body).
+        extra: clearance required beyond SWEEP_MARGIN, metres.
+
+    Returns:
+        (clear, the smallest clearance along the motion, the body part there, postures checked).
+    """
+    low = check(path.start)
+    need = min(SWEEP_MARGIN + extra, low.distance) - 1e-9
+    travelled, samples, c = 0.0, 1, low
+    while travelled < path.length:
+        travelled = min(path.length, travelled + (max(c.distance - need, 0.0) + STEP) / REACH)
+        c = check(path.at(travelled))
+        samples += 1
+        if c.distance < low.distance:
+            low = c
+            if c.distance < need:
+                break
+    return low.distance >= need, low.distance, low.part, samples
