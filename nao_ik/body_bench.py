@@ -11,8 +11,8 @@ from the neutral posture):
    reach them);
 3. the body check's cost: ``analytic``'s median single solve, its batch
    throughput and tracking steps with the body and without it (``body=()``),
-   taking turns in the same run, and their ratios; and ``reachTo``'s round trip
-   over loopback with the service's body and motion checks and without them.
+   taking turns in the same run, and their ratios (``reachTo``'s round trip with
+   the service's checks and without: :func:`nao_ik.latency.print_body_cost`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .model import arm_model
 
 def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, out=sys.stdout,
                single: int = 300) -> None:  # fmt: skip
-    """Print the three parts of the module docstring (the round trips: ``min(single, 20 x alternatives)`` calls).
+    """Print the three parts of the module docstring.
 
     Args:
         arms: the arms.
@@ -109,7 +109,6 @@ def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, 
         kb, kn = (float(np.median(step_times[k]) * 1e6) for k in ("body", "none"))
         print(f"| {arm} | {sb:.0f} µs | {sn:.0f} µs | {sb / sn:.2f} | {bb:,.0f} | {bn:,.0f} | {bb / bn:.2f} | "
               f"{kb:.0f} µs | {kn:.0f} µs | {kb / kn:.2f} |", file=out, flush=True)  # fmt: skip
-    print_round_trips(min(single, 20 * alternatives), out)
 
 
 #: Steps per tracked path in the tracking-step measure.
@@ -147,64 +146,3 @@ def _follower(model):
 
     return step
 
-
-def print_round_trips(rounds: int, out=sys.stdout) -> None:
-    """reachTo's round trip over loopback with the body and motion checks and without (the cost the issue bounds).
-
-    Two simulated robots, each with its own NaoArmIK (one with ``body=False``: a switch only this
-    measure uses), called in turn with the same targets; ALMotion.getAngles as the baseline.
-    """
-    try:
-        import qi
-    except ImportError:
-        print("(the qi package is not installed: no round trips)", file=out)
-        return
-    from sim_stub.robot import SimulatedRobot
-
-    qi.logging.setLevel(qi.logging.ERROR)  # the services' per-reach log lines
-    from .bench import interleaved_times
-    from .latency import TARGETS
-    from .service import register
-
-    robots, sessions, services = [], [], []
-    try:
-        proxies = {}
-        for key, body in (("body", True), ("none", False)):
-            robot = SimulatedRobot()
-            robots.append(robot)
-            server = qi.Session()
-            server.connect(robot.url)
-            server.listen("tcp://127.0.0.1:0")
-            services.append(register(server, body=body)[0])
-            user = qi.Session()
-            user.connect(robot.url)
-            sessions += [server, user]
-            user.service("ALMotion").wakeUp()
-            proxies[key] = user.service("NaoArmIK")
-        motion = sessions[1].service("ALMotion")
-        names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
-        calls = {
-            "getAngles": lambda k: motion.getAngles(names, True),
-            "body": lambda k: proxies["body"].reachTo(*TARGETS[k % len(TARGETS)], "analytic"),
-            "none": lambda k: proxies["none"].reachTo(*TARGETS[k % len(TARGETS)], "analytic"),
-        }
-        for fn in calls.values():
-            for k in range(4):
-                fn(k)
-        times = interleaved_times(calls, list(range(rounds)), rounds=rounds)
-    finally:
-        for service in services:
-            service.close(1.0)
-        for session in reversed(sessions):
-            session.close()
-        for robot in robots:
-            robot.close()
-    med = {k: float(np.median(v) * 1e6) for k, v in times.items()}
-    print(file=out)
-    print(f"reachTo (analytic) over loopback, with the body and motion checks / without (medians of {rounds} calls "
-          "each, taking turns; the arm moves between four targets, as nao-ik loadtest's):", file=out)  # fmt: skip
-    print(file=out)
-    print("| ALMotion.getAngles | reachTo, body | reachTo, none | ratio |", file=out)
-    print("|---|---|---|---|", file=out)
-    print(f"| {med['getAngles']:,.0f} µs | {med['body']:,.0f} µs | {med['none']:,.0f} µs | "
-          f"{med['body'] / med['none']:.2f} |", file=out, flush=True)  # fmt: skip

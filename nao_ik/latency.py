@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 import time
 from typing import Any, Callable, NamedTuple, Sequence
 
@@ -87,3 +88,65 @@ def format_costs(rows: Sequence[CallCost], latency_ms: float) -> str:
     ]
     lines += ["", f"reachTo / getAngles ratio (worst method): {reach_ratio(rows):.2f}"]
     return "\n".join(lines)
+
+
+def print_body_cost(rounds: int, out=sys.stdout) -> None:
+    """reachTo's round trip over loopback with the body and motion checks and without (the cost the issue bounds).
+
+    Two simulated robots in this process, each with its own NaoArmIK (one with ``body=False``: a
+    switch only this measure uses), called in turn with the same targets; ALMotion.getAngles as the
+    baseline. ``nao-ik loadtest --body-rounds N``.
+    """
+    try:
+        import qi
+    except ImportError:
+        print("(the qi package is not installed: no round trips)", file=out)
+        return
+    from sim_stub.robot import SimulatedRobot
+
+    qi.logging.setLevel(qi.logging.ERROR)  # the services' per-reach log lines
+    from .bench import interleaved_times
+    from .service import register
+
+    robots, sessions, services = [], [], []
+    try:
+        proxies = {}
+        for key, body in (("body", True), ("none", False)):
+            robot = SimulatedRobot()
+            robots.append(robot)
+            server = qi.Session()
+            server.connect(robot.url)
+            server.listen("tcp://127.0.0.1:0")
+            services.append(register(server, body=body)[0])
+            user = qi.Session()
+            user.connect(robot.url)
+            sessions += [server, user]
+            user.service("ALMotion").wakeUp()
+            proxies[key] = user.service("NaoArmIK")
+        motion = sessions[1].service("ALMotion")
+        names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
+        calls = {
+            "getAngles": lambda k: motion.getAngles(names, True),
+            "body": lambda k: proxies["body"].reachTo(*TARGETS[k % len(TARGETS)], "analytic"),
+            "none": lambda k: proxies["none"].reachTo(*TARGETS[k % len(TARGETS)], "analytic"),
+        }
+        for fn in calls.values():
+            for k in range(4):
+                fn(k)
+        times = interleaved_times(calls, list(range(rounds)), rounds=rounds)
+    finally:
+        for service in services:
+            service.close(1.0)
+        for session in reversed(sessions):
+            session.close()
+        for robot in robots:
+            robot.close()
+    med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+    print(file=out)
+    print(f"reachTo (analytic) over loopback, with the body and motion checks / without (medians of {rounds} calls "
+          "each, taking turns; the arm moves between four targets, as nao-ik loadtest's):", file=out)  # fmt: skip
+    print(file=out)
+    print("| ALMotion.getAngles | reachTo, body | reachTo, none | ratio |", file=out)
+    print("|---|---|---|---|", file=out)
+    print(f"| {med['getAngles']:,.0f} µs | {med['body']:,.0f} µs | {med['none']:,.0f} µs | "
+          f"{med['body'] / med['none']:.2f} |", file=out, flush=True)  # fmt: skip

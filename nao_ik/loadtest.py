@@ -240,7 +240,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--rounds", type=int, default=300, help="rounds of single calls timed first, one client (default 300; 0: none)"
     )
+    p.add_argument(
+        "--body-rounds", type=int, default=0,
+        help="first time reachTo with the service's body and motion checks and without, so many rounds (default 0)",
+    )  # fmt: skip
     a = p.parse_args(argv)
+    if not 0 <= a.body_rounds <= 100000:
+        p.error("--body-rounds must be in [0, 100000]")
+    if a.body_rounds:
+        from .latency import print_body_cost
+
+        print_body_cost(a.body_rounds)
     if not 1 <= a.clients <= 64 or not 0 < a.seconds <= 3600:
         p.error("--clients must be in 1..64 and --seconds in (0, 3600]")
     if not 0 <= a.latency_ms <= 10000 or not 0 <= a.rounds <= 100000:

@@ -7,9 +7,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nao_ik"
 
 #: Lowest first. A module may import from its own layer and the ones before it.
 LAYERS = [
-    ("arm_data", "ops", "model", "validate", "body"),
-    ("kinematics", "collision"),
-    ("geometry",),
+    ("arm_data", "body_data", "ops", "model", "validate", "body"),
+    ("kinematics",),
+    ("geometry", "collision"),  # collision: the scalar clearance is geometry.scalar_clearance
     ("nn", "cells"),  # learned models the network solvers evaluate
     ("solvers",),
     ("api", "all_solutions", "continuity", "pose", "sweep", "frames", "reachability", "pointing", "both_arms", "grasp"),

@@ -102,3 +102,18 @@ def test_the_latency_link_keeps_the_order_of_commands(slow):
         f.value(5000)
     got = [c["angles"][0] for c in slow.stub.getRecordedCommands() if c["method"] == "setAngles"]
     assert got == [pytest.approx(-1.0 + 0.01 * k) for k in range(50)]
+
+
+def test_the_body_checks_cost_on_the_round_trip_is_measured_like_for_like():
+    """nao-ik loadtest --body-rounds: two services (with the body and motion checks, without) in turn."""
+    import io
+    import re
+
+    from nao_ik.latency import print_body_cost
+
+    out = io.StringIO()
+    print_body_cost(20, out)
+    row = re.search(r"\| ([\d,]+) µs \| ([\d,]+) µs \| ([\d,]+) µs \| (\d+\.\d\d) \|", out.getvalue())
+    assert row, out.getvalue()
+    body, none = (float(row.group(k).replace(",", "")) for k in (2, 3))
+    assert float(row.group(4)) == pytest.approx(body / none, abs=0.006)
