@@ -3,8 +3,12 @@
 "Alone": the algorithm's own iterations from the neutral posture, no restarts,
 no extrapolation that is not in its paper (FABRIK without nao-ik's Aitken step).
 "Production": what ``nao_ik.solve`` runs (restarts from swivel and joint-space
-seeds; FABRIK with Aitken extrapolation). Both are run through the same driver
-call (``run_single``), the variants taking turns, so their times compare.
+seeds; FABRIK with Aitken extrapolation; the continuity rule and the closest
+attainable pose). The alone variant runs the loop only
+(:func:`nao_ik.solvers.driver.run_loop`: none of the driver's rules, which
+would seed a failed start with the exact solution and count it the
+algorithm's success), the production one the whole driver call
+(``run_single``); the variants take turns, so their times compare.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from .bench import interleaved_times
 from .model import arm_model
 from .report_stats import bootstrap_ci, fmt_p, mcnemar, wilcoxon
 from .solvers import SOLVERS, SolverSpec
-from .solvers.driver import run_batch, run_single
+from .solvers.driver import run_batch, run_loop, run_loop_batch, run_single
 from .solvers.fabrik import plain_fabrik_loop
 
 #: The paper's iterative methods and the two nao-ik adds, in the table's order.
@@ -71,14 +75,16 @@ def measure(
     q0 = np.tile(np.asarray(model.neutral), (len(targets), 1))
     neutral = list(model.neutral)
 
-    def call(spec: SolverSpec) -> Callable:
-        return lambda t: run_single(spec, model, t, neutral, tol, spec.max_iterations)
+    def call(key: tuple, spec: SolverSpec) -> Callable:
+        single = run_loop if key[1] == "alone" else run_single
+        return lambda t: single(spec, model, t, neutral, tol, spec.max_iterations)
 
     sub = targets[:timed].tolist()
-    times = interleaved_times({k: call(s) for k, s in specs.items()}, sub * repeats, rounds=10 * repeats)
+    times = interleaved_times({k: call(k, s) for k, s in specs.items()}, sub * repeats, rounds=10 * repeats)
     out = {}
     for k, spec in specs.items():
-        run = run_batch(spec, model, targets, q0.copy(), tol, spec.max_iterations)
+        batch = run_loop_batch if k[1] == "alone" else run_batch
+        run = batch(spec, model, targets, q0.copy(), tol, spec.max_iterations)
         err = np.asarray(run.error, dtype=float)
         per_target = np.median(times[k].reshape(repeats, timed), axis=0)
         out[k] = Measured(err <= tol, np.asarray(run.iterations, dtype=float), err, per_target)

@@ -16,7 +16,7 @@ from .bench import interleaved_times
 from .model import arm_model
 from .report_alone import METHODS, variants
 from .solvers.base import MIN_PROGRESS, PATIENCE
-from .solvers.driver import run_single
+from .solvers.driver import run_loop, run_single
 
 #: Tolerances in millimetres; 0 last.
 TOLERANCES_MM = [10, 3, 1, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-6, 0]
@@ -49,7 +49,8 @@ def measure(
         runs: dict = {k: [None] * n for k in specs}
 
         def call(i: int, k=None, s=None, tol=tol, runs=runs) -> None:
-            runs[k][i % n] = run_single(s, model, listed[i % n], neutral, tol, s.max_iterations)
+            single = run_loop if k[1] == "alone" else run_single  # alone: the loop, none of the driver's rules
+            runs[k][i % n] = single(s, model, listed[i % n], neutral, tol, s.max_iterations)
 
         calls = {k: (lambda i, k=k, s=s, call=call: call(i, k, s)) for k, s in specs.items()}
         times = interleaved_times(calls, list(range(n * repeats)), rounds=min(5 * repeats, n * repeats))

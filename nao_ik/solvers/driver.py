@@ -127,6 +127,22 @@ def run_single(
     return check_single(spec, model, target, q0, run, tol)
 
 
+def run_loop(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float,
+             max_iter: int) -> Run:  # fmt: skip
+    """One target: the solver loop (and its restarts, where the spec has them) from ``q0``, nothing else.
+
+    No continuity rule (the nearest exact solution as a seed), no closest attainable pose, no body
+    check: the algorithm as its paper has it, which the report's "alone" variants measure.
+    """
+    return _single(spec, model, target, q0, tol, max_iter, continuous=False)
+
+
+def run_loop_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.ndarray, tol: float,
+                   max_iter: int) -> Run:  # fmt: skip
+    """Many targets: :func:`run_loop`'s rule, vectorised."""
+    return _batch(spec, model, targets, q0, tol, max_iter, continuous=False)
+
+
 def _closest_single(
     spec: SolverSpec,
     model: ArmModel,
