@@ -200,3 +200,16 @@ def test_a_peer_that_does_not_import_is_reported_missing(monkeypatch):
     rows, missing = report_peers.measure(targets, np.zeros((2, 5)), 1e-4, rounds=1)
     assert missing == ["pinocchio DLS", "TRAC-IK"] and [r.name for r in rows] == [
         "nao-ik dls", "nao-ik fabrik", "nao-ik nn-refined"]  # fmt: skip
+
+
+def test_the_alone_variant_is_the_loop_alone():
+    """Alone means none of the driver's rules: no exact-solution seed after a failed start, no closest pose.
+
+    Through the whole driver call FABRIK alone reached 100 % (the continuity rule seeded its failures with
+    the exact nearest solution); the loop alone misses some targets from the neutral posture."""
+    from nao_ik.bench import sample_targets
+
+    m = report_alone.measure(sample_targets("LArm", 150, 0), 5, 1, 1e-4, "LArm", ["fabrik"])
+    alone, production = m[("fabrik", "alone")], m[("fabrik", "production")]
+    assert 0.5 < alone.reached.mean() < 1.0 and production.reached.all()
+    assert (alone.iterations[~alone.reached] > 0).all()  # the failures ran the loop, to its limit or a stall
