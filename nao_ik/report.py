@@ -539,9 +539,11 @@ nao-ik's production variants (restarts included; each algorithm alone is in Tabl
 in its paper (FABRIK without nao-ik's Aitken step of the elbow). The paper's row stands beside the alone row
 only. "Production" is what `nao_ik.solve` runs: a failed first start restarts from the elbow-swivel
 configurations nearest the limits (exact closed-form solutions) and fixed joint-space seeds, so its 100 % is
-nao-ik's, not the algorithm's; its iterations include the restarts'. Both variants are timed through the same
-driver call ({size.repeats} pass(es) over {size.timed} targets, in turns); success and iterations are over all
-{size.alone} targets ("solved": over the targets the variant reached).
+nao-ik's, not the algorithm's; its iterations include the restarts', and its time the driver's other rules
+(the exact nearest solution where an answer jumps, the closest attainable pose), which the alone variant runs
+without (`driver.run_loop`). The variants are timed in turns ({size.repeats} pass(es) over {size.timed}
+targets); success and iterations are over all {size.alone} targets ("solved": over the targets the variant
+reached).
 
 The paper's tolerance is "0.1" without a unit; read as centimetres it is 1 mm:
 
