@@ -67,11 +67,9 @@ class SensedCache:
         self._poller: threading.Thread | None = None
         self._closed = threading.Event()
 
-    def read(
-        self, names: Sequence[str], budget: float, fresh: bool = False, since: float = -math.inf
-    ) -> tuple[list, list]:
-        """:meth:`read_timed` without the times."""
-        angles, stiffness, _ = self.read_timed(names, budget, fresh, since)
+    def read(self, names: Sequence[str], budget: float, fresh: bool = False) -> tuple[list, list]:
+        """:meth:`read_timed` without the reading's times."""
+        angles, stiffness, _ = self.read_timed(names, budget, fresh)
         return angles, stiffness
 
     def read_timed(

@@ -541,7 +541,7 @@ class NaoArmIK:
         return need <= way.upto or sweep_along(model, way.along, first, speed, lo=way.upto, hi=need).clear
 
     @_private
-    def _wait_still(self, model: ArmModel, job: Job | None, end: float, what: str) -> tuple:
+    def _wait_still(self, model: ArmModel, job: Job, end: float, what: str) -> tuple:
         """Wait until the arm stops (at its last command, or wherever it was stopped); its state then.
 
         Returns:
@@ -556,9 +556,7 @@ class NaoArmIK:
             if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL:
                 break
             last = now
-            if job is None:
-                time.sleep(CYCLE)
-            elif job.stop.wait(CYCLE):
+            if job.stop.wait(CYCLE):
                 raise RuntimeError(f"{what}: motion: waiting for the arm to stop, {job.reason}; nothing sent")
             if time.monotonic() > end:
                 raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
