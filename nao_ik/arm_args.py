@@ -30,6 +30,13 @@ def _arm_target(side: str) -> Callable[[Any], tuple]:
     return check
 
 
+def _opening(value: Any) -> float:
+    opening = validate.number(value, "opening")
+    if not 0.0 <= opening <= 1.0:
+        raise ValueError(f"opening must be in [0, 1] (0 closed, 1 open), got {opening!r}")
+    return opening
+
+
 #: How each argument name is decoded.
 ARM_KINDS: dict[str, Callable[[Any], Any]] = {
     **KINDS,
@@ -37,6 +44,7 @@ ARM_KINDS: dict[str, Callable[[Any], Any]] = {
     "approach": approach_direction,
     "left": _arm_target("left"),
     "right": _arm_target("right"),
+    "opening": _opening,
 }
 
 #: The issue-19 methods' arguments.
@@ -49,10 +57,14 @@ ARM_SPECS: dict[str, Spec] = {
     "isReachable": Spec(("arm", "x", "y", "z", "frame")),
     "nearestReachable": Spec(("arm", "x", "y", "z", "frame")),
     "pointAt": Spec(("arm", "x", "y", "z", "frame")),
+    "pointAtWithSpeed": Spec(("arm", "x", "y", "z", "frame", "fractionMaxSpeed")),
     "reachBoth": Spec(("left", "right", "method")),
+    "reachBothWithSpeed": Spec(("left", "right", "method", "fractionMaxSpeed")),
     "openHand": Spec(("arm",)),
     "closeHand": Spec(("arm",)),
+    "setHandWithSpeed": Spec(("arm", "opening", "fractionMaxSpeed")),
     "grasp": Spec(("arm", "x", "y", "z", "approach")),
+    "graspWithSpeed": Spec(("arm", "x", "y", "z", "approach", "fractionMaxSpeed")),
 }
 
 

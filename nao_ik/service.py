@@ -868,6 +868,12 @@ class NaoArmIK:
         a = self._decode_arms("pointAt", (arm, x, y, z, frame))
         return self._submit("pointAt", lambda job, end: self._point(a, job, end))
 
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def pointAtWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``pointAt`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode_arms("pointAtWithSpeed", (arm, x, y, z, frame, fractionMaxSpeed))
+        return self._submit("pointAtWithSpeed", lambda job, end: self._point(a, job, end))
+
     @qi.bind(_ANSWER, [qi.Dynamic] * 3)
     def reachBoth(self, left: Any, right: Any, method: Any) -> Any:
         """Move both arms in one ``setAngles`` of ten joints (FRAME_TORSO).
@@ -881,6 +887,12 @@ class NaoArmIK:
         a = self._decode_arms("reachBoth", (left, right, method))
         return self._submit("reachBoth", lambda job, end: self._reach_both(a, job, end))
 
+    @qi.bind(_ANSWER, [qi.Dynamic] * 4)
+    def reachBothWithSpeed(self, left: Any, right: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``reachBoth`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode_arms("reachBothWithSpeed", (left, right, method, fractionMaxSpeed))
+        return self._submit("reachBothWithSpeed", lambda job, end: self._reach_both(a, job, end))
+
     @qi.bind(_ANSWER, [qi.Dynamic])
     def openHand(self, arm: Any) -> Any:
         """Open the arm's hand (LHand / RHand to 1); returns ``arm``, ``hand``, ``opening``, ``moveSeconds``."""
@@ -892,6 +904,15 @@ class NaoArmIK:
         """Close the arm's hand (LHand / RHand to 0); answers like ``openHand``."""
         a = self._decode_arms("closeHand", (arm,))
         return self._submit("closeHand", lambda job, end: self._hand_answer(a["arm"], CLOSED, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 3)
+    def setHandWithSpeed(self, arm: Any, opening: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """Move the arm's hand to ``opening`` (0 closed .. 1 open) at this call's own fraction of its
+        maximum speed, in [0.01, 1]; answers like ``openHand``."""
+        a = self._decode_arms("setHandWithSpeed", (arm, opening, fractionMaxSpeed))
+        return self._submit(
+            "setHandWithSpeed", lambda job, end: self._hand_answer(a["arm"], a["opening"], end, a["fractionMaxSpeed"])
+        )
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def grasp(self, arm: Any, x: Any, y: Any, z: Any, approach: Any) -> Any:
@@ -905,6 +926,14 @@ class NaoArmIK:
         """
         a = self._decode_arms("grasp", (arm, x, y, z, approach))
         return self._submit("grasp", lambda job, end: self._grasp(a, job, end), GRASP_BUDGET)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def graspWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, approach: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``grasp`` at this call's own fraction of the joints' maximum speed, in [0.01, 1] (arm and hand);
+        the call's budget grows as the speed falls below the default."""
+        a = self._decode_arms("graspWithSpeed", (arm, x, y, z, approach, fractionMaxSpeed))
+        budget = GRASP_BUDGET * max(1.0, DEFAULT_SPEED / a["fractionMaxSpeed"])
+        return self._submit("graspWithSpeed", lambda job, end: self._grasp(a, job, end), budget)
 
     # ----------------------------------------------------------- issue 19: internals
 
@@ -977,7 +1006,7 @@ class NaoArmIK:
                     p = p._replace(found=False, reason=f"collision: {near.part}")
             moved = p.found
             safe, _, change, seconds, _ = self._command(
-                model, p.angles, start, moved, end, f"pointAt {list(t)}", job=job
+                model, p.angles, start, moved, end, f"pointAt {list(t)}", a.get("fractionMaxSpeed"), job
             )
         return {
             "arm": arm,
@@ -997,6 +1026,7 @@ class NaoArmIK:
     @_private
     def _reach_both(self, a: dict, job: Job, end: float) -> dict:
         targets = (a["left"], a["right"])
+        speed = a.get("fractionMaxSpeed", self._speed)
         methods = tuple(self._target_method(a["method"], len(t)) for t in targets)
         for arm in ARMS:  # always LArm then RArm: two callers of reachBoth never wait for each other's second arm
             self._arms[arm].take(job, _left(end))
@@ -1011,7 +1041,7 @@ class NaoArmIK:
             # Each arm through the same checks as every command (finite, clamped into the robot's limits),
             # then one setAngles of the ten joints.
             checked = [
-                self._command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}")
+                self._command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed)
                 for m, (_, start), ans, arm, t in zip(models, states, (both.left, both.right), ARMS, targets)
             ]
             names = list(models[0].names) + list(models[1].names)
@@ -1023,9 +1053,9 @@ class NaoArmIK:
                 if time.monotonic() > end:
                     raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
                 asked = time.monotonic()
-                self._motion.call("setAngles", names, angles, self._speed, budget=_left(end))
+                self._motion.call("setAngles", names, angles, speed, budget=_left(end))
                 for arm, c in zip(ARMS, checked):
-                    self._aimed(arm, c[0], asked, self._speed)
+                    self._aimed(arm, c[0], asked, speed)
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)
@@ -1058,13 +1088,15 @@ class NaoArmIK:
         return validate.choice(name, POSE_METHODS, "pose method (for a position6D target)")
 
     @_private
-    def _hand_answer(self, arm: str, opening: float, end: float) -> dict:
-        hand, value, seconds = self._hand_command(arm, opening, end)
+    def _hand_answer(self, arm: str, opening: float, end: float, speed: float | None = None) -> dict:
+        hand, value, seconds = self._hand_command(arm, opening, end, speed)
         return {"arm": arm, "hand": hand, "opening": value, "moved": True, "moveSeconds": seconds}
 
     @_private
-    def _hand_command(self, arm: str, opening: float, end: float) -> tuple:
+    def _hand_command(self, arm: str, opening: float, end: float, speed: float | None = None) -> tuple:
         """The hand's command, with the arm's checks: motor on, finite, inside the limits the robot reports.
+
+        ``speed`` is its fractionMaxSpeed (default: the service's).
 
         Returns:
             (hand joint name, opening sent, seconds the move takes at the commanded speed).
@@ -1081,13 +1113,15 @@ class NaoArmIK:
         value = min(max(float(opening), lo), hi)
         if not math.isfinite(value):
             raise RuntimeError(f"{hand}: non-finite opening; nothing sent")
+        speed = self._speed if speed is None else speed
         now = self._motion.numbers("getAngles", [hand], True, count=1, budget=_left(end))[0]
-        self._motion.call("setAngles", [hand], [value], self._speed, budget=_left(end))
-        return hand, value, abs(value - now) / velocity / self._speed
+        self._motion.call("setAngles", [hand], [value], speed, budget=_left(end))
+        return hand, value, abs(value - now) / velocity / speed
 
     @_private
     def _grasp(self, a: dict, job: Job, end: float) -> dict:
         arm = a["arm"]
+        speed = a.get("fractionMaxSpeed", self._speed)
         self._arms[arm].take(job, _left(end))
         done: list = []
         try:
@@ -1103,11 +1137,11 @@ class NaoArmIK:
                         break
                     try:
                         if step.angles is None:
-                            hand, _, seconds = self._hand_command(arm, step.hand, end)
+                            hand, _, seconds = self._hand_command(arm, step.hand, end, speed)
                             self._wait_arrival([hand], [step.hand], seconds, job, end)
                         else:
                             safe, _, _, seconds, _ = self._command(
-                                model, step.angles, current, True, end, step.name, job=job
+                                model, step.angles, current, True, end, step.name, speed, job
                             )
                             self._wait_arrival(list(model.names), safe, seconds, job, end)
                             current = safe

@@ -326,6 +326,13 @@ def test_point_at_box(awake):
     near = make_box("Point At", awake.user, frame="FRAME_TORSO")
     start(near, [0.0, 0.098, 0.1])  # the shoulder itself: nothing to point at
     assert near.fired[-1][0] == "onFailed" and "within the hand's reach" in near.fired[-1][1][1], near.fired
+    own_speed_only(awake)
+
+
+def own_speed_only(awake):
+    """The boxes moved at their own speed parameter (1.0), and left the service's default alone."""
+    assert awake.moves() and {m["speed"] for m in awake.moves()} == {1.0}
+    assert awake.ik.getSpeed() == pytest.approx(0.2)
 
 
 def test_reach_both_box(awake):
@@ -335,6 +342,7 @@ def test_reach_both_box(awake):
     assert len(awake.moves()) == 1 and len(awake.moves()[0]["names"]) == 10
     start(box, [[0.15, 0.12], [0.1, -0.1, 0.0]])
     assert box.fired[-1][0] == "onFailed" and "left must be" in box.fired[-1][1][1]
+    own_speed_only(awake)
 
 
 def test_grasp_and_hand_boxes(awake):
@@ -349,3 +357,4 @@ def test_grasp_and_hand_boxes(awake):
     assert grasp.fired[-1][0] == "onFailed" and grasp.fired[-1][1][0] == "preGrasp"
     hand.onInput_onClose()
     assert hand.fired[-1] == ("onDone", [0.0])
+    own_speed_only(awake)

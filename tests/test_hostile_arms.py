@@ -11,8 +11,8 @@ from tests.test_hostile import HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
 CALLS = 1500
 #: grasp waits for the robot at every step: only with a hostile argument here (its runs are in test_service_arms).
-SLOW = {"grasp"}
-WORDS = (*REFUSAL_WORDS, "frame", "approach", "left", "right")
+SLOW = {"grasp", "graspWithSpeed"}
+WORDS = (*REFUSAL_WORDS, "frame", "approach", "left", "right", "opening")
 NEVER_VALID = [float("nan"), float("inf"), None, "", True, [], {"x": 1.0}]
 
 
@@ -21,6 +21,8 @@ def arm_valid(name: str, rng: random.Random, target: list):
         return rng.choice([0, 1, 2])
     if name == "approach":
         return [rng.uniform(-1, 1) for _ in range(3)]
+    if name == "opening":
+        return rng.uniform(0.0, 1.0)
     if name in ("left", "right"):
         pose = rng.choice(POSES[:300] if name == "left" else POSES[300:])
         return list(pose[:3]) if rng.random() < 0.5 else list(pose)
@@ -30,7 +32,7 @@ def arm_valid(name: str, rng: random.Random, target: list):
 def check(name: str, answer) -> None:
     if not isinstance(answer, dict) or "angles" not in answer:
         return
-    if name == "reachBoth":
+    if name.startswith("reachBoth"):
         parts = [(MODELS["LArm"], answer["angles"][:5]), (MODELS["RArm"], answer["angles"][5:])]
     else:
         parts = [(MODELS[answer["arm"]], answer["angles"])]

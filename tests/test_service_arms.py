@@ -150,6 +150,10 @@ def test_hands_open_and_close(awake):
     awake.ik.closeHand("RArm")
     awake.wait_still(["RHand"])
     assert awake.motion.getAngles("RHand", True) == [0.0]
+    half = awake.ik.setHandWithSpeed("RArm", 0.5, 0.5)
+    assert half["opening"] == 0.5 and awake.moves()[-1]["speed"] == 0.5
+    awake.wait_still(["RHand"])
+    assert awake.motion.getAngles("RHand", True) == [0.5]
 
 
 @pytest.mark.parametrize(
@@ -163,6 +167,12 @@ def test_hands_open_and_close(awake):
         ("grasp", ("LArm", 0.1, 0.1, 0.0, [0.0, 0.0, 0.0]), "approach must be a direction"),
         ("pointAt", ("Head", 1.0, 0.0, 0.0, 0), "unknown arm"),
         ("openHand", ("LHand",), "unknown arm"),
+        ("setHandWithSpeed", ("LArm", 1.5, 0.5), "opening must be in"),
+        ("setHandWithSpeed", ("LArm", "open", 0.5), "opening must be a finite number"),
+        ("setHandWithSpeed", ("LArm", 1.0, 0.0), "speed must be"),
+        ("graspWithSpeed", ("LArm", 0.1, 0.1, 0.0, [1.0, 0.0, 0.0], 2.0), "speed must be in"),
+        ("pointAtWithSpeed", ("LArm", 1.0, 0.0, 0.0, 0, float("nan")), "speed must be a finite"),
+        ("reachBothWithSpeed", ([0.1, 0.1, 0.0], [0.1, -0.1, 0.0], "", "fast"), "speed must be a finite"),
     ],
 )
 def test_bad_arguments_are_refused_and_nothing_is_sent(awake, call, args, message):
@@ -189,9 +199,10 @@ def test_readme_recipes_run(awake):
     arm = "LArm" if ik.isReachable("LArm", x, y, z, 2)["reachable"] else "RArm"
     r = ik.nearestReachable(arm, x, y, z, 2)
     assert arm == "LArm" and r["reachable"]
-    ik.setSpeed(1.0)
-    g = ik.grasp(arm, *r["targetTorso"], [1.0, 0.0, 0.0])
+    g = ik.graspWithSpeed(arm, *r["targetTorso"], [1.0, 0.0, 0.0], 1.0)
     assert g["completed"] and g["failedStep"] == ""
+    assert {m["speed"] for m in awake.moves()} == {1.0} and ik.getSpeed() == pytest.approx(0.2)  # the default untouched
+    ik.setSpeed(1.0)
     wave = [[0.06, 0.16 + 0.05 * math.sin(2 * math.pi * k / 50), 0.26] for k in range(100)]
     t = ik.trackPath("LArm", wave, "dls")
     assert t["completed"] and t["rmsError"] < 1e-4
