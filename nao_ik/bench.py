@@ -264,16 +264,18 @@ def print_continuity(arms: Sequence[str], methods: Sequence[str], paths: int, ou
     print(file=out)
     print(f"Continuity: {paths} straight joint-space lines of {POINTS} points per arm, each point solved from the "
           f"previous answer; a jump moves a joint more than the line's own step + {SLACK} rad; forced: no solution "
-          "was that close to the arm's posture.", file=out)  # fmt: skip
+          "was that close to the arm's posture. Median step: one point's api.solve from the previous answer "
+          "(the service's common case).", file=out)  # fmt: skip
     print(file=out)
-    print("| arm | method | steps | jumps | forced | avoidable | worst excess (rad) |", file=out)
-    print("|---|---|---|---|---|---|---|", file=out, flush=True)
+    print("| arm | method | steps | jumps | forced | avoidable | worst excess (rad) | median step |", file=out)
+    print("|---|---|---|---|---|---|---|---|", file=out, flush=True)
     for i, arm in enumerate(arms):
         lines = joint_paths(arm, paths, seed=1 + i)
         for m in methods:
             c = measure(m, arm, lines)
             print(f"| {arm} | {m} | {c.steps} | {100 * c.jumps / c.steps:.2f} % | {100 * c.forced / c.steps:.2f} % | "
-                  f"{100 * (c.jumps - c.forced) / c.steps:.2f} % | {c.worst:.3f} |", file=out, flush=True)  # fmt: skip
+                  f"{100 * (c.jumps - c.forced) / c.steps:.2f} % | {c.worst:.3f} | {c.median_us:.0f} µs |",
+                  file=out, flush=True)  # fmt: skip
 
 
 class Tee:

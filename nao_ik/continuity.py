@@ -14,6 +14,7 @@ two ElbowRoll roots meet, or along a limit), whose end it has now reached.
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -36,12 +37,15 @@ class Continuity(NamedTuple):
         jumps: steps where a joint moved more than the path's step + SLACK.
         forced: of those, the ones where no solution was that close.
         worst: the largest joint change beyond the path's own step, radians.
+        median_us: the median time of one step's ``api.solve`` (the service's common case: a target near
+            the arm's hand, solved from its posture), microseconds.
     """
 
     steps: int
     jumps: int
     forced: int
     worst: float
+    median_us: float
 
 
 def joint_paths(arm: str, count: int, seed: int = 0, points: int = POINTS) -> np.ndarray:
@@ -60,11 +64,15 @@ def measure(method: str, arm: str, paths: np.ndarray) -> Continuity:
     model = arm_model(arm)
     steps = jumps = forced = 0
     worst = 0.0
+    times = []
     for path in paths:
         targets = forward_batch(model, path)
         prev = path[0]
         for k in range(1, len(path)):
-            ans = np.asarray(api.solve(targets[k], arm, method, initial=prev).angles)
+            t0 = time.perf_counter()
+            sol = api.solve(targets[k], arm, method, initial=prev)
+            times.append(time.perf_counter() - t0)
+            ans = np.asarray(sol.angles)
             allowed = float(np.max(np.abs(path[k] - path[k - 1]))) + SLACK
             change = float(np.max(np.abs(ans - prev)))
             steps += 1
@@ -76,4 +84,4 @@ def measure(method: str, arm: str, paths: np.ndarray) -> Continuity:
                 forced += min((np.max(np.abs(np.asarray(s.angles) - prev)) for s in near), default=np.inf) > allowed
             worst = max(worst, change - allowed + SLACK)
             prev = ans
-    return Continuity(steps, jumps, forced, worst)
+    return Continuity(steps, jumps, forced, worst, 1e6 * float(np.median(times)) if times else float("nan"))

@@ -15,6 +15,13 @@ in a row), the polling is useless and stops for :data:`SLOW_PAUSE` seconds;
 every call then reads fresh.
 A failed reading drops the cache: the next call reads fresh and gets the
 robot's error itself.
+
+A call may also need a reading asked after some moment (``since``: the
+arm's last command, which an older reading does not show). After sending a
+command the service asks for one at once (:meth:`SensedCache.follow`) without
+waiting: the caller's next call, which comes at least one client round trip
+later, finds it answered or on its way and waits only for the rest of it,
+instead of a whole robot round trip of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import threading
 import time
 from typing import NamedTuple, Sequence
 
-from .motion_link import MotionLink, reply_numbers
+from .motion_link import MotionLink, Pending, reply_numbers
 
 #: ALMotion's control period, seconds.
 CYCLE = 0.02
@@ -46,6 +53,14 @@ class Reading(NamedTuple):
     stiffness: dict
 
 
+class _InFlight(NamedTuple):
+    """A reading asked for and not yet collected: when, and the two calls."""
+
+    asked: float
+    angles: Pending
+    stiffness: Pending
+
+
 class SensedCache:
     """Sensed angles and stiffnesses of ``names``, at most :data:`MAX_AGE` old when used.
 
@@ -61,6 +76,7 @@ class SensedCache:
         self._max_age = max_age
         self._lock = threading.Lock()
         self._reading: Reading | None = None
+        self._flight: _InFlight | None = None  # the newest reading asked for by follow()
         self._warm_until = 0.0
         self._slow_until = 0.0
         self._slow_count = 0
@@ -88,29 +104,59 @@ class SensedCache:
         with self._lock:
             reading = self._reading
             self._warm_until = now + WARM
+            flight = self._flight
         if fresh or reading is None or now - reading.asked > self._max_age or reading.asked <= since:
-            reading = self._fetch(budget)
+            if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age:
+                reading = self._collect(flight, budget)  # asked already (after the command): wait for the rest
+            else:
+                reading = self._fetch(budget)
         self._ensure_poller(now)
         return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names], reading
+
+    def follow(self) -> None:
+        """Ask for a reading now without waiting for it (after a command: the next call may need one
+        asked after it, see the module docstring). A failure to send is left to the next reading."""
+        asked = time.monotonic()
+        try:
+            flight = _InFlight(asked, *self._start(self._link.timeout))
+        except RuntimeError:
+            return
+        with self._lock:
+            self._flight = flight
 
     def invalidate(self) -> None:
         """Forget the cached reading (a new ALMotion, or a failure)."""
         with self._lock:
             self._reading = None
+            self._flight = None
 
     def close(self) -> None:
         """Stop the polling."""
         self._closed.set()
         self.invalidate()
 
+    def _start(self, budget: float) -> tuple[Pending, Pending]:
+        """The two calls of a reading, both in flight."""
+        angles = self._link.start("getAngles", self._names, True, budget=budget)
+        return angles, self._link.start("getStiffnesses", self._names, budget=budget)
+
     def _fetch(self, budget: float) -> Reading:
         asked = time.monotonic()
         try:
-            angles = self._link.start("getAngles", self._names, True, budget=budget)
-            stiffness = self._link.start("getStiffnesses", self._names, budget=budget)
+            calls = self._start(budget)
+        except RuntimeError:
+            self.invalidate()
+            raise
+        return self._collect(_InFlight(asked, *calls), budget)
+
+    def _collect(self, flight: _InFlight, budget: float) -> Reading:
+        """Wait (at most ``budget`` seconds from now) for a reading's answers; keep it if it is the newest."""
+        start = time.monotonic()
+        asked = flight.asked
+        try:
             n = len(self._names)
-            a = reply_numbers(self._link.result(angles), n, "ALMotion.getAngles")
-            s = reply_numbers(self._link.result(stiffness, _left(asked, budget)), n, "ALMotion.getStiffnesses")
+            a = reply_numbers(self._link.result(flight.angles, budget), n, "ALMotion.getAngles")
+            s = reply_numbers(self._link.result(flight.stiffness, _left(start, budget)), n, "ALMotion.getStiffnesses")
         except RuntimeError:
             self.invalidate()
             raise

@@ -594,6 +594,7 @@ class NaoArmIK:
             raise RuntimeError(failed)
         self._sent[arm].add(pending)
         self._aimed(arm, angles, asked, speed)
+        self._sensed.follow()  # a reading that shows this command, ready for the arm's next call
 
     @_private
     def _aimed(self, arm: str, angles: Any, asked: float, speed: float) -> None:
@@ -1056,6 +1057,7 @@ class NaoArmIK:
                 self._motion.call("setAngles", names, angles, speed, budget=_left(end))
                 for arm, c in zip(ARMS, checked):
                     self._aimed(arm, c[0], asked, speed)
+                self._sensed.follow()
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)

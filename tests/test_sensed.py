@@ -60,3 +60,21 @@ def test_a_failed_reading_is_raised_and_drops_the_cache(cache):
     link.fail = False
     c.read(NAMES, 1.0)
     assert link.calls.count("getAngles") == 3  # nothing stale was kept
+
+
+def test_a_reading_asked_after_a_command_is_collected_not_asked_again(cache):
+    """follow() asks at once; a call that needs a reading newer than the command waits for that one."""
+    link, c = cache
+    c.read(NAMES, 1.0)
+    sent = time.monotonic()  # a command goes out: the cached reading predates it
+    c.follow()
+    assert len(link.calls) == 4  # asked, not waited for
+    c.read_timed(NAMES, 1.0, since=sent)
+    assert len(link.calls) == 4  # the follow-up reading served it
+    later = time.monotonic()  # another command: the follow-up predates it too
+    c.read_timed(NAMES, 1.0, since=later)
+    assert len(link.calls) == 6  # read again
+    c.follow()
+    time.sleep(MAX_AGE + 0.005)
+    c.read_timed(NAMES, 1.0, since=later)
+    assert len(link.calls) == 10  # the follow-up was too old by then: read again
