@@ -71,14 +71,16 @@ class MotionLink:
             raise RuntimeError(f"ALMotion.{method} failed: {_first_line(e)}") from None
         return Pending(fut, f"ALMotion.{method}", limit, proxy)
 
-    def result(self, pending: Pending, limit: float | None = None) -> Any:
+    def result(self, pending: Pending, limit: float | None = None, cancel: bool = True) -> Any:
         """The answer of a call :meth:`start` sent, waiting at most its limit (or ``limit``) seconds from now.
 
+        ``cancel``: cancel the call when no answer came in time (False where other threads may wait for it too).
+
         Raises:
-            RuntimeError: the call failed, or no answer in time (the call is then cancelled).
+            RuntimeError: the call failed, was cancelled, or no answer in time.
         """
         wait = pending.limit if limit is None else max(0.0, min(pending.limit, limit))
-        return self._wait(pending.future, pending.what, wait, pending.proxy)
+        return self._wait(pending.future, pending.what, wait, pending.proxy, cancel=cancel)
 
     def failure(self, pending: Pending) -> str:
         """Why a finished call failed ("" if it succeeded or has not answered yet); never waits."""
@@ -110,10 +112,15 @@ class MotionLink:
                     self._on_new()
             return self._proxy
 
-    def _wait(self, fut: Any, what: str, limit: float, proxy: Any, unreachable: bool = False) -> Any:
-        if fut.wait(int(limit * 1000)) == qi.FutureState.Running:
-            fut.cancel()
+    def _wait(self, fut: Any, what: str, limit: float, proxy: Any, unreachable: bool = False,
+              cancel: bool = True) -> Any:  # fmt: skip
+        state = fut.wait(int(limit * 1000))
+        if state == qi.FutureState.Running:
+            if cancel:
+                fut.cancel()
             raise RuntimeError(f"{what} did not answer within {limit:.2f} s (time budget); nothing more was sent")
+        if state == qi.FutureState.Canceled:
+            raise RuntimeError(f"{what} was cancelled before it answered")
         if fut.hasError():
             self._drop(proxy)
             if unreachable:

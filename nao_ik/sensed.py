@@ -107,22 +107,27 @@ class SensedCache:
             flight = self._flight
         if fresh or reading is None or now - reading.asked > self._max_age or reading.asked <= since:
             if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age:
-                reading = self._collect(flight, budget)  # asked already (after the command): wait for the rest
+                reading = self._collect(flight, budget, shared=True)  # asked after the command: wait for the rest
             else:
                 reading = self._fetch(budget)
         self._ensure_poller(now)
         return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names], reading
 
-    def follow(self) -> None:
+    def follow(self, budget: float) -> None:
         """Ask for a reading now without waiting for it (after a command: the next call may need one
-        asked after it, see the module docstring). A failure to send is left to the next reading."""
+        asked after it, see the module docstring). A failure to send is left to the next reading.
+
+        Args:
+            budget: seconds the caller may spend getting ALMotion's proxy (its call's time left).
+        """
         asked = time.monotonic()
         try:
-            flight = _InFlight(asked, *self._start(self._link.timeout))
+            flight = _InFlight(asked, *self._start(budget))
         except RuntimeError:
             return
         with self._lock:
-            self._flight = flight
+            if self._flight is None or self._flight.asked < asked:  # another thread's may be newer
+                self._flight = flight
 
     def invalidate(self) -> None:
         """Forget the cached reading (a new ALMotion, or a failure)."""
@@ -149,21 +154,30 @@ class SensedCache:
             raise
         return self._collect(_InFlight(asked, *calls), budget)
 
-    def _collect(self, flight: _InFlight, budget: float) -> Reading:
-        """Wait (at most ``budget`` seconds from now) for a reading's answers; keep it if it is the newest."""
+    def _collect(self, flight: _InFlight, budget: float, shared: bool = False) -> Reading:
+        """Wait (at most ``budget`` seconds from now) for a reading's answers; keep it if it is the newest.
+
+        ``shared``: a :meth:`follow` reading other calls may wait for too: a caller whose budget runs out
+        leaves it running (and the cache as it is); its failure drops the cache, like any reading's.
+        """
         start = time.monotonic()
         asked = flight.asked
         try:
             n = len(self._names)
-            a = reply_numbers(self._link.result(flight.angles, budget), n, "ALMotion.getAngles")
-            s = reply_numbers(self._link.result(flight.stiffness, _left(start, budget)), n, "ALMotion.getStiffnesses")
+            cancel = not shared
+            a = reply_numbers(self._link.result(flight.angles, budget, cancel), n, "ALMotion.getAngles")
+            stiff = self._link.result(flight.stiffness, _left(start, budget), cancel)
+            s = reply_numbers(stiff, n, "ALMotion.getStiffnesses")
         except RuntimeError:
-            self.invalidate()
+            if not (shared and not (flight.angles.future.isFinished() and flight.stiffness.future.isFinished())):
+                self.invalidate()  # the robot failed (or answered nonsense), not just this caller's patience
             raise
         reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), dict(zip(self._names, s)))
         with self._lock:
             if self._reading is None or self._reading.asked < asked:
                 self._reading = reading
+        if shared:  # its time includes the wait until a call came for it: not the robot's round trip
+            return reading
         if time.monotonic() - asked > self._max_age:
             self._slow_count += 1
             if self._slow_count >= SLOW_COUNT:

@@ -587,20 +587,24 @@ class NaoArmIK:
         at a time sends on an arm, over one connection). The arm's next call first checks the
         answers (:meth:`_settle`).
         """
-        asked = time.monotonic()
         pending = self._motion.start("setAngles", names, angles, speed, budget=_left(end))
+        sent = time.monotonic()  # the call is on its way: a reading asked from now on comes after it
         failed = self._motion.failure(pending)  # refused at once (ALMotion gone): this caller hears it
         if failed:
             raise RuntimeError(failed)
         self._sent[arm].add(pending)
-        self._aimed(arm, angles, asked, speed)
-        self._sensed.follow()  # a reading that shows this command, ready for the arm's next call
+        self._aimed(arm, angles, sent, speed)
+        self._sensed.follow(_left(end))  # a reading that shows this command, ready for the arm's next call
 
     @_private
-    def _aimed(self, arm: str, angles: Any, asked: float, speed: float) -> None:
-        """Remember a command to the arm: its posture, when it was sent (before the call went out), its speed."""
+    def _aimed(self, arm: str, angles: Any, sent: float, speed: float) -> None:
+        """Remember a command to the arm: its posture, when it was sent, its speed.
+
+        ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
+        another thread, reaches ALMotion after the command (:mod:`nao_ik.sensed`'s ``since``).
+        """
         self._aim[arm] = [float(q) for q in angles]
-        self._sent_at[arm] = asked
+        self._sent_at[arm] = sent
         self._aim_speed[arm] = speed
 
     @_private
@@ -688,9 +692,8 @@ class NaoArmIK:
                 if sent == 0 and not self._still_covered(model, way, q, speed):
                     blocked = (0, f"{MOVING} (the path's first point)")
                     break
-                asked = time.monotonic()
                 self._motion.call("setAngles", names, q, speed, budget=_left(end))
-                self._aimed(arm, q, asked, speed)
+                self._aimed(arm, q, time.monotonic(), speed)
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -1053,11 +1056,11 @@ class NaoArmIK:
             if move:
                 if time.monotonic() > end:
                     raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
-                asked = time.monotonic()
                 self._motion.call("setAngles", names, angles, speed, budget=_left(end))
+                sent = time.monotonic()
                 for arm, c in zip(ARMS, checked):
-                    self._aimed(arm, c[0], asked, speed)
-                self._sensed.follow()
+                    self._aimed(arm, c[0], sent, speed)
+                self._sensed.follow(_left(end))
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)

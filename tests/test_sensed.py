@@ -22,7 +22,7 @@ class FakeLink:
         self.calls.append(method)
         return method
 
-    def result(self, pending, limit=None):
+    def result(self, pending, limit=None, cancel=True):
         if self.fail:
             raise RuntimeError(f"ALMotion.{pending} failed: gone")
         return [float(len(self.calls)), 1.0] if pending == "getAngles" else [1.0, 0.0]
@@ -67,14 +67,14 @@ def test_a_reading_asked_after_a_command_is_collected_not_asked_again(cache):
     link, c = cache
     c.read(NAMES, 1.0)
     sent = time.monotonic()  # a command goes out: the cached reading predates it
-    c.follow()
+    c.follow(1.0)
     assert len(link.calls) == 4  # asked, not waited for
     c.read_timed(NAMES, 1.0, since=sent)
     assert len(link.calls) == 4  # the follow-up reading served it
     later = time.monotonic()  # another command: the follow-up predates it too
     c.read_timed(NAMES, 1.0, since=later)
     assert len(link.calls) == 6  # read again
-    c.follow()
+    c.follow(1.0)
     time.sleep(MAX_AGE + 0.005)
     c.read_timed(NAMES, 1.0, since=later)
     assert len(link.calls) == 10  # the follow-up was too old by then: read again
