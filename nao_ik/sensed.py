@@ -169,8 +169,8 @@ class SensedCache:
             stiff = self._link.result(flight.stiffness, _left(start, budget), cancel)
             s = reply_numbers(stiff, n, "ALMotion.getStiffnesses")
         except RuntimeError:
-            if not (shared and not (flight.angles.future.isFinished() and flight.stiffness.future.isFinished())):
-                self.invalidate()  # the robot failed (or answered nonsense), not just this caller's patience
+            if not shared or _answered(flight):  # the robot failed (or answered nonsense), not this caller's patience
+                self.invalidate()
             raise
         reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), dict(zip(self._names, s)))
         with self._lock:
@@ -211,6 +211,11 @@ class SensedCache:
                 return
             next_time = max(next_time + CYCLE, time.monotonic())
             self._closed.wait(next_time - time.monotonic())
+
+
+def _answered(flight: _InFlight) -> bool:
+    """Both calls of a reading have finished (answered, failed or cancelled)."""
+    return flight.angles.future.isFinished() and flight.stiffness.future.isFinished()
 
 
 def _left(since: float, budget: float) -> float:
