@@ -116,3 +116,29 @@ def test_analytic_is_never_farther_than_any_sampled_solution(arm):
         worse.append(mine - best)
     # 1e-5 s: the precision to which the search places a swivel on a limit (about 1e-4 rad of a joint).
     assert max(worse) <= 1e-5, sorted(worse)[-5:]
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_fused_arc_judge_agrees_with_the_margins(arm):
+    """intervals._judge is configurations + margins fused for speed: the same verdict at every swivel, including
+    targets off the workspace, swivels at the candidates themselves, and wrists at and past their limits."""
+    from nao_ik.geometry.intervals import _judge, boundary_swivels
+    from nao_ik.geometry.scalar_swivel import SLACK, circle, configurations, margins
+    from nao_ik.geometry.scalar_swivel import arm as arm_of
+
+    model = arm_model(arm)
+    k = arm_of(model)
+    rng = np.random.default_rng(3)
+    targets = sample_targets(arm, 300, 4) + rng.normal(scale=0.02, size=(300, 3))
+    wl, wh = model.lower[4], model.upper[4]
+    checked, seen = 0, set()
+    for t, wrist in zip(targets, rng.choice([0.0, wl, wh, wl - 1e-9, wh + 1e-9, 0.7], size=300)):
+        c = circle(k, [float(x) for x in t], float(wrist))
+        phis = list(rng.uniform(-math.pi, math.pi, size=20)) + boundary_swivels(k, c)
+        got = _judge(k, c, phis, [3] * len(phis))
+        for i, phi in enumerate(phis):
+            m0, m1 = margins(k, c, *configurations(k, c, phi))
+            assert (got[0][i], got[1][i]) == (m0 >= -SLACK, m1 >= -SLACK), (t, wrist, phi)
+            checked += 1
+            seen |= {(0, got[0][i]), (1, got[1][i])}
+    assert checked > 6000 and {(0, True), (0, False), (1, False)} <= seen  # (branch 1 is allowed only near a fold)

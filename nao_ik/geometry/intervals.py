@@ -29,6 +29,11 @@ limit changes state; the joint angles at each arc's midpoint decide whether
 the arc is allowed (both ElbowRoll branches), and a candidate that is allowed
 while both neighbours are not is a single-point interval. Extra candidates
 (roots of a line's other half, the second pointing root) only split arcs.
+A branch whose ElbowRoll cannot reach inside its limits anywhere on the
+circle, or every branch where the held WristYaw is outside its own, is empty
+without a look at the arcs; the rest are judged in one fused loop
+(:func:`_judge`), to the same verdicts as
+:func:`~nao_ik.geometry.scalar_swivel.margins`.
 
 Plain Python floats (the scalar path, :mod:`nao_ik.geometry.scalar_swivel`):
 the common subset of Python 2.7 and 3, no numpy.
@@ -38,7 +43,7 @@ from __future__ import division
 
 import math
 
-from .scalar_swivel import SLACK, arm, circle, configurations, margins, swivel_angle
+from .scalar_swivel import SLACK, arm, circle
 
 try:  # the type comments' names (typing is not in every Python 2.7)
     from typing import Any, List, Sequence, Tuple  # noqa: F401
@@ -47,14 +52,11 @@ try:  # the type comments' names (typing is not in every Python 2.7)
 except ImportError:  # pragma: no cover
     pass
 
+_PI = math.pi
+_TWO_PI = 2.0 * math.pi
 Interval = tuple  # (start, end), radians, -pi <= start <= end <= pi
 
 __all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "fold_swivels", "swivel_intervals"]
-
-
-def _wrap(x):
-    # type: (float) -> float
-    return math.atan2(math.sin(x), math.cos(x))
 
 
 def _trig_roots(alpha, beta, gamma):
@@ -67,8 +69,10 @@ def _trig_roots(alpha, beta, gamma):
     if k > 1.0 + 1e-12 or k < -1.0 - 1e-12:
         return []
     d = math.atan2(beta, alpha)
-    h = math.acos(min(max(k, -1.0), 1.0))
-    return [_wrap(d - h), _wrap(d + h)]
+    h = math.acos(-1.0 if k < -1.0 else 1.0 if k > 1.0 else k)
+    x, y = d - h, d + h
+    sin, cos, atan2 = math.sin, math.cos, math.atan2
+    return [atan2(sin(x), cos(x)), atan2(sin(y), cos(y))]  # wrapped into (-pi, pi]
 
 
 def boundary_swivels(k, c):
@@ -82,30 +86,29 @@ def boundary_swivels(k, c):
     Returns:
         A list of floats (unsorted, may repeat).
     """
+    cos, sin = math.cos, math.sin
     l1, p = k.l1, k.p
-    lo, hi = k.lo, k.hi
-    va, vb, vc = c.an, c.ru, c.rv
-    out = []
+    (lp, lr, ly, le, _), (hp, hr, hy, he, _) = k.lo, k.hi  # ShoulderPitch, ShoulderRoll, ElbowYaw, ElbowRoll
+    a0, a1, a2 = c.an
+    u0, u1, u2 = c.ru
+    w0, w1, w2 = c.rv
+    half = 0.5 * math.pi
     # ShoulderRoll: (E - S)_y = L1 sin(bound + p).
-    for b in (lo[1], hi[1]):
-        y = l1 * math.sin(min(max(b + p, -0.5 * math.pi), 0.5 * math.pi))
-        out += _trig_roots(vb[1], vc[1], y - va[1])
+    out = _trig_roots(u1, w1, l1 * sin(min(max(lr + p, -half), half)) - a1)
+    out += _trig_roots(u1, w1, l1 * sin(min(max(hr + p, -half), half)) - a1)
     # ShoulderPitch: cos(b) (-(E-S)_z) - sin(b) (E-S)_x = 0.
-    for b in (lo[0], hi[0]):
-        cb, sb = math.cos(b), math.sin(b)
-        out += _trig_roots(-cb * vb[2] - sb * vb[0], -cb * vc[2] - sb * vc[0], cb * va[2] + sb * va[0])
+    for b in (lp, hp):
+        cb, sb = cos(b), sin(b)
+        out += _trig_roots(-cb * u2 - sb * u0, -cb * w2 - sb * w0, cb * a2 + sb * a0)
     # Elbow joints, in the ElbowYaw parametrisation.
     ux, uy = k.ux, k.uy
     fx, fy, fz = c.f
     d, k0 = _hand(k, c)
-    pairs = _elbow_pairs(k, c, (lo[3], hi[3], -c.sf, math.pi - c.sf))
-    for b3 in (lo[2], hi[2]):
-        c3, s3 = math.cos(b3), math.sin(b3)
+    pairs = _elbow_pairs(k, c, (le, he, -c.sf, math.pi - c.sf), k0)
+    for b3 in (ly, hy):
+        c3, s3 = cos(b3), sin(b3)
         pairs += [(b3, q4) for q4 in _trig_roots(ux * fx + uy * c3 * fy, uy * c3 * fx - ux * fy, k0 + uy * s3 * fz)]
-    for q3, q4 in pairs:
-        for e in _elbows(k, q3, q4, c.f, d):
-            out.append(swivel_angle(c, e, k.s))
-    return out
+    return out + _swivels(k, c, pairs, d)
 
 
 def fold_swivels(k, c):
@@ -115,11 +118,8 @@ def fold_swivels(k, c):
     There the angles vary as the square root of the swivel's distance (a fold
     of the swivel parametrisation), and one branch continues into the other.
     """
-    d, _ = _hand(k, c)
-    out = []
-    for q3, q4 in _elbow_pairs(k, c, (-c.sf, math.pi - c.sf)):
-        out += [swivel_angle(c, e, k.s) for e in _elbows(k, q3, q4, c.f, d)]
-    return out
+    d, k0 = _hand(k, c)
+    return _swivels(k, c, _elbow_pairs(k, c, (-c.sf, math.pi - c.sf), k0), d)
 
 
 def _hand(k, c):
@@ -130,12 +130,12 @@ def _hand(k, c):
     return d, 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - k.l1 * k.l1 - c.fl * c.fl)
 
 
-def _elbow_pairs(k, c, rolls):
-    # type: (Arm, Circle, Sequence[float]) -> List[Tuple[float, float]]
-    """(ElbowYaw, ElbowRoll) pairs with the given ElbowRolls that keep the hand at the target's distance."""
+def _elbow_pairs(k, c, rolls, k0):
+    # type: (Arm, Circle, Sequence[float], float) -> List[Tuple[float, float]]
+    """(ElbowYaw, ElbowRoll) pairs with the given ElbowRolls that keep the hand at the target's distance (k0 from
+    :func:`_hand`)."""
     ux, uy = k.ux, k.uy
     fx, fy, fz = c.f
-    _, k0 = _hand(k, c)
     pairs = []
     for b4 in rolls:
         cb, sb = math.cos(b4), math.sin(b4)
@@ -143,28 +143,42 @@ def _elbow_pairs(k, c, rolls):
     return pairs
 
 
-def _elbows(k, q3, q4, f, d):
-    # type: (Arm, float, float, Sequence[float], Sequence[float]) -> List[Tuple[float, float, float]]
-    """Elbow points of the configurations with this ElbowYaw and ElbowRoll whose hand is at S + d."""
+def _swivels(k, c, pairs, d):
+    # type: (Arm, Circle, Sequence[Tuple[float, float]], Sequence[float]) -> List[float]
+    """The swivels of the elbows of the configurations with these (ElbowYaw, ElbowRoll) pairs, hand at S + d.
+
+    Pair by pair, the two shoulder roots that point u + Rx(q3) Rz(q4) f at the
+    hand (none where that vector is along the y axis); each elbow's swivel as
+    :func:`~nao_ik.geometry.scalar_swivel.swivel_angle` gives it.
+    """
+    cos, sin, atan2 = math.cos, math.sin, math.atan2
     ux, uy = k.ux, k.uy
-    c3, s3 = math.cos(q3), math.sin(q3)
-    c4, s4 = math.cos(q4), math.sin(q4)
-    gx, gy, gz = c4 * f[0] - s4 * f[1], s4 * f[0] + c4 * f[1], f[2]
-    p = (ux + gx, uy + c3 * gy - s3 * gz, s3 * gy + c3 * gz)  # u + Rx(q3) Rz(q4) f
-    rp = math.hypot(p[0], p[1])
-    if rp < 1e-12:
-        return []
-    x = min(max(d[1] / rp, -1.0), 1.0)
-    th, a0 = math.atan2(p[1], p[0]), math.asin(x)
-    s = k.s
+    sx, sy, sz = k.s
+    f0, f1, f2 = c.f
+    d0, d1, d2 = d
+    cu0, cu1, cu2 = c.u
+    cv0, cv1, cv2 = c.v
     out = []
-    for q2 in (a0 - th, math.pi - a0 - th):
-        c2, s2 = math.cos(q2), math.sin(q2)
-        wx, wz = p[0] * c2 - p[1] * s2, p[2]
-        q1 = math.atan2(wz * d[0] - wx * d[2], wx * d[0] + wz * d[2])
-        c1, s1 = math.cos(q1), math.sin(q1)
-        ex = ux * c2 - uy * s2  # Rz(q2) u, then Ry(q1)
-        out.append((s[0] + c1 * ex, s[1] + ux * s2 + uy * c2, s[2] - s1 * ex))
+    for q3, q4 in pairs:
+        c3, s3 = cos(q3), sin(q3)
+        c4, s4 = cos(q4), sin(q4)
+        gy = s4 * f0 + c4 * f1
+        p0, p1, p2 = ux + (c4 * f0 - s4 * f1), uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2  # u + Rx(q3) Rz(q4) f
+        rp = math.hypot(p0, p1)
+        if rp < 1e-12:
+            continue
+        x = d1 / rp
+        th, a0 = atan2(p1, p0), math.asin(-1.0 if x < -1.0 else 1.0 if x > 1.0 else x)
+        for q2 in (a0 - th, math.pi - a0 - th):
+            c2, s2 = cos(q2), sin(q2)
+            wx = p0 * c2 - p1 * s2
+            q1 = atan2(p2 * d0 - wx * d2, wx * d0 + p2 * d2)
+            c1, s1 = cos(q1), sin(q1)
+            ex = ux * c2 - uy * s2  # Rz(q2) u, then Ry(q1): the elbow is S + (c1 ex, ux s2 + uy c2, -s1 ex)
+            # (S + e) - S, not e: the same rounding as swivel_angle(c, elbow, S), so the candidates are bit-identical
+            # to its (scalar_nearest orders candidates by their gaps).
+            w0, w1, w2 = (sx + c1 * ex) - sx, (sy + ux * s2 + uy * c2) - sy, (sz - s1 * ex) - sz
+            out.append(atan2(w0 * cv0 + w1 * cv1 + w2 * cv2, w0 * cu0 + w1 * cu1 + w2 * cu2))  # swivel_angle
     return out
 
 
@@ -197,53 +211,162 @@ def all_intervals(model, target, wrist):
 def circle_intervals(k, c):
     # type: (Arm, Circle) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
     """:func:`all_intervals` on a circle already built: (branch 0's intervals, branch 1's)."""
+    dead0, dead1 = _dead(k, c)
+    if dead0 and dead1:
+        return [], []
+    live = (0 if dead0 else 1) + (0 if dead1 else 2)  # the branches to judge: 1 branch 0, 2 branch 1, 3 both
     cands = sorted(set(boundary_swivels(k, c)))
-    if not cands:
-        return tuple([(-math.pi, math.pi)] if _allowed(k, c, 0.0)[b] else [] for b in (0, 1))
     n = len(cands)
-    # Both branches in one evaluation: the arcs' middles, then the candidates between two excluded arcs (a
-    # candidate beside an allowed arc is that arc's end whatever its own state).
-    arcs = ([], [])
+    if not n:
+        ok = _judge(k, c, (0.0,), (live,))
+        return tuple([(-math.pi, math.pi)] if ok[b][0] else [] for b in (0, 1))
+    # Both branches in one pass: the arcs' middles, then the candidates between two excluded arcs of a branch
+    # that can be allowed (a candidate beside an allowed arc is that arc's end whatever its own state), each
+    # for the branches that need it.
+    ends = cands[1:] + [cands[0] + 2.0 * math.pi]
+    a0, a1 = _judge(k, c, [0.5 * (x + y) for x, y in zip(cands, ends)], [live] * n)
+    lone, needs = [], []
     for i in range(n):
-        ok = _allowed(k, c, 0.5 * (cands[i] + (cands[i + 1] if i + 1 < n else cands[0] + 2.0 * math.pi)))
-        arcs[0].append(ok[0])
-        arcs[1].append(ok[1])
+        m = (0 if dead0 or a0[i] or a0[i - 1] else 1) + (0 if dead1 or a1[i] or a1[i - 1] else 2)
+        if m:
+            lone.append(i)
+            needs.append(m)
     points = ([False] * n, [False] * n)
+    if lone:
+        p0, p1 = _judge(k, c, [cands[i] for i in lone], needs)
+        for j, i in enumerate(lone):
+            points[0][i], points[1][i] = p0[j], p1[j]
+    return [] if dead0 else _assemble(cands, a0, points[0]), [] if dead1 else _assemble(cands, a1, points[1])
+
+
+def _dead(k, c):
+    # type: (Arm, Circle) -> Tuple[bool, bool]
+    """(branch 0, branch 1): no swivel of the circle can be allowed, by the held WristYaw or by ElbowRoll alone.
+
+    A branch's ElbowRoll is a - s or -a - s with a = acos(...) in [0, pi] (s the
+    hand offset's angle, :func:`~nao_ik.geometry.scalar_swivel.configurations`),
+    so a - s >= -s and -a - s <= -s in floats too (rounding is monotonic), and
+    the margin ``hi - (a - s)`` or ``(-a - s) - lo`` is at most its value at
+    a = 0: where that is below -SLACK, :func:`_judge` refuses every swivel of
+    the branch.
+    """
+    neg = -SLACK
+    if c.wm < neg:
+        return True, True
+    sf = c.sf
+    up = k.hi[3] - (0.0 - sf) < neg  # the root a - s never gets down to the upper limit
+    down = (-0.0 - sf) - k.lo[3] < neg  # the root -a - s never gets up to the lower limit
+    return (up, down) if k.flip else (down, up)
+
+
+def _judge(k, c, phis, needs):
+    # type: (Arm, Circle, Sequence[float], Sequence[int]) -> Tuple[List[bool], List[bool]]
+    """(branch 0's, branch 1's) verdicts: are the configurations at each swivel in ``phis`` inside the limits?
+
+    Each swivel is judged for the branches that ``needs`` asks for (1 branch 0, 2
+    branch 1, 3 both); the other branch's verdict there is False.
+
+    The same numbers as :func:`~nao_ik.geometry.scalar_swivel.configurations` and
+    :func:`~nao_ik.geometry.scalar_swivel.margins` (a margin >= -SLACK), fused
+    into one loop: the circle's and the arm's numbers are read once, each limit
+    is compared as that margin's own term (min(...) >= -SLACK is every term's
+    >= -SLACK), and a swivel stops as soon as both branches are decided.
+    """
+    cos, sin, sqrt, asin, acos, atan2 = math.cos, math.sin, math.sqrt, math.asin, math.acos, math.atan2
+    a0, a1, a2 = c.an
+    u0, u1, u2 = c.ru
+    w0, w1, w2 = c.rv
+    h0, h1, h2 = c.hs
+    irf, rf, fz, sf, pi_fz = c.irf, c.rf, c.f[2], c.sf, c.pi_fz
+    il1, p, cp, sp, flip = k.il1, k.p, k.cp, k.sp, k.flip
+    (lp, lr, ly, le, _), (hp, hr, hy, he, _) = k.lo, k.hi  # ShoulderPitch, ShoulderRoll, ElbowYaw, ElbowRoll
+    neg = -SLACK
+    n = len(phis)
+    ok0, ok1 = [False] * n, [False] * n
+    if c.wm < neg:  # the held WristYaw outside its limits: nothing is allowed
+        return ok0, ok1
     for i in range(n):
-        if not (arcs[0][i] or arcs[0][i - 1]) or not (arcs[1][i] or arcs[1][i - 1]):
-            points[0][i], points[1][i] = _allowed(k, c, cands[i])
-    return tuple(_assemble(cands, arcs[b], points[b]) for b in (0, 1))
-
-
-def _allowed(k, c, phi):
-    # type: (Arm, Circle, float) -> Tuple[bool, bool]
-    """(branch 0, branch 1): the configurations at swivel phi are inside the limits."""
-    m0, m1 = margins(k, c, *configurations(k, c, phi))
-    return m0 >= -SLACK, m1 >= -SLACK
+        phi, m = phis[i], needs[i]
+        cph, sph = cos(phi), sin(phi)
+        v1 = a1 + cph * u1 + sph * w1
+        # ShoulderRoll (recovery.shoulder_solution); |E - S| = L1 on the circle.
+        sa = v1 * il1
+        if sa < -1.0 or sa > 1.0:
+            sa = -1.0 if sa < 0.0 else 1.0
+        q2 = asin(sa) - p
+        if q2 - lr < neg or hr - q2 < neg:
+            continue
+        v0 = a0 + cph * u0 + sph * w0
+        v2 = a2 + cph * u2 + sph * w2
+        q1 = atan2(-v2, v0)
+        if q1 - lp < neg or hp - q1 < neg:
+            continue
+        # Elbow (recovery.elbow_angles): g = (Ry(q1) Rz(q2))^T (H - E); |g| = |f| on the circle.
+        rho = sqrt(v0 * v0 + v2 * v2)
+        ca = sqrt(1.0 - sa * sa)
+        c2, s2 = ca * cp + sa * sp, sa * cp - ca * sp
+        if rho < 1e-300:
+            c1, s1 = 1.0, 0.0
+        else:
+            c1, s1 = v0 / rho, -v2 / rho
+        g0, g1, g2 = h0 - v0, h1 - v1, h2 - v2
+        t0 = c1 * g0 - s1 * g2
+        cosine = (c2 * t0 + s2 * g1) * irf
+        excess = abs(cosine) - 1.0
+        if excess > 0.0:
+            if -excess < neg:
+                continue
+            cosine = -1.0 if cosine < 0.0 else 1.0
+        a = acos(cosine)
+        if flip:
+            r0, r1 = a - sf, -a - sf
+        else:
+            r0, r1 = -a - sf, a - sf
+        b0 = m != 2 and r0 - le >= neg and he - r0 >= neg
+        b1 = m != 1 and r1 - le >= neg and he - r1 >= neg
+        if not (b0 or b1):
+            continue
+        # ElbowYaw = base - atan2(f_z, -+r sin a) for ElbowRoll = -+a - s; atan2(f_z, -x) = +-pi - atan2(f_z, x).
+        yaw = atan2(fz, rf * sqrt(1.0 - cosine * cosine))
+        base = atan2(s1 * g0 + c1 * g2, c2 * g1 - s2 * t0)
+        e_neg = base - (pi_fz - yaw)
+        e_pos = base - yaw
+        e0, e1 = (e_pos, e_neg) if flip else (e_neg, e_pos)
+        if b0:
+            e0 = e0 - _TWO_PI if e0 > _PI else e0 + _TWO_PI if e0 <= -_PI else e0
+            ok0[i] = e0 - ly >= neg and hy - e0 >= neg
+        if b1:
+            e1 = e1 - _TWO_PI if e1 > _PI else e1 + _TWO_PI if e1 <= -_PI else e1
+            ok1[i] = e1 - ly >= neg and hy - e1 >= neg
+    return ok0, ok1
 
 
 def _assemble(cands, arc_ok, point_ok):
     # type: (List[float], Sequence[bool], Sequence[bool]) -> List[Tuple[float, float]]
     """Intervals from the candidates, which arcs (cands[i], cands[i+1]) are allowed, and which candidates."""
     k = len(cands)
-    if all(arc_ok):
+    ok = [bool(x) for x in arc_ok]
+    if all(ok):
         return [(-math.pi, math.pi)]
+    if not any(ok) and not any(point_ok):
+        return []
     raw = []
-    # Walk the arcs starting after an excluded one, so that no run wraps around the list.
-    start = [bool(x) for x in arc_ok].index(False)
-    order = [(start + 1 + i) % k for i in range(k)]
-    i = 0
-    while i < k:
-        if arc_ok[order[i]]:
-            first = order[i]
-            while i + 1 < k and arc_ok[order[i + 1]]:
-                i += 1
-            lo, hi = cands[first], cands[(order[i] + 1) % k]
+    # Walk the arcs from the one after an excluded arc round to that one, so that no run wraps around the
+    # list: a run of allowed arcs from cands[first] ends where the next excluded arc begins.
+    start = ok.index(False)
+    first = -1
+    for j in range(start + 1, start + k + 1):
+        i = j - k if j >= k else j
+        if ok[i]:
+            if first < 0:
+                first = i
+        elif first >= 0:
+            lo, hi = cands[first], cands[i]
             raw.append((lo, hi if hi > lo else hi + 2.0 * math.pi))
-        i += 1
+            first = -1
     # A candidate allowed while both its arcs are not: a single allowed swivel.
     for m in range(k):
-        if point_ok[m] and not arc_ok[m] and not arc_ok[m - 1]:
+        if point_ok[m] and not ok[m] and not ok[m - 1]:
             raw.append((cands[m], cands[m]))
     out = []
     for lo, hi in raw:
