@@ -56,6 +56,9 @@ class Stack:
         ]
 
     def wait_still(self, names: list, timeout: float = 5.0) -> None:
+        """Wait until the joints reach their commands (first :meth:`flush`: the service's last command may
+        still be on its way to the stub, which would then seem still)."""
+        self.flush()
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if self.motion.getAngles(names, True) == self.motion.getAngles(names, False):

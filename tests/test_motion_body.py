@@ -1,5 +1,7 @@
 """The motion to an answer never crosses the body: the sweep check, the safe sequence, the other arm, paths."""
 
+import time
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ from nao_ik.collision import clearance, clearance_batch, posture_body
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
+from nao_ik.sensed import CYCLE, MAX_AGE
 from nao_ik.sweep import STEP, SWEEP_MARGIN, Motion, plan, sweep, sweep_along
 
 #: A start with the forearm down beside the hip and a target in front of the chest (found by a search over
@@ -87,10 +90,15 @@ def test_plan_goes_around_a_crossing():
 
 
 def _put(robot, names: list, angles: list) -> None:
-    """Put the simulated arm at ``angles`` (the stub's protection off for the move), protection back on."""
+    """Put the simulated arm at ``angles`` (the stub's protection off for the move), protection back on.
+
+    The move is made behind the service's back (as another client's would be): the service sees it in its
+    readings, which may be up to two control cycles old (MAX_AGE), so the helper waits that long after the
+    arm stopped."""
     robot.stub.setCollisionProtectionEnabled("Arms", False)
     robot.motion.setAngles(names, angles, 1.0)
     robot.wait_still(names)
+    time.sleep(MAX_AGE + CYCLE)
     robot.stub.setCollisionProtectionEnabled("Arms", True)
     robot.stub.clearRecordedCommands()
 

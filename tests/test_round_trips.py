@@ -117,3 +117,32 @@ def test_the_body_checks_cost_on_the_round_trip_is_measured_like_for_like():
     assert row, out.getvalue()
     body, none = (float(row.group(k).replace(",", "")) for k in (2, 3))
     assert float(row.group(4)) == pytest.approx(body / none, abs=0.006)
+
+
+def test_reaches_in_a_row_near_the_body_trip_no_protection(slow):
+    """Back to back over the slow link, each reach right after the last command: random targets around the chest
+    and the other arm, random methods and speeds. The stub's protection (like ALMotion's) stops nothing and no
+    command is out of limits. An end-to-end check of the body checks (it fails without them); the moving-arm
+    check alone it does not catch (the stub moves as the model says, and the sweep keeps 1.25 mm more than the
+    stub's margin):
+    tests/test_motion_body.py tests that one."""
+    import random
+
+    rng = random.Random(3)
+    slow.stub.clearRecordedCommands()
+    moved = refused = 0
+    for _ in range(60):
+        arm = rng.choice(["LArm", "RArm"])
+        side = 1.0 if arm == "LArm" else -1.0
+        target = (rng.uniform(0.03, 0.18), side * rng.uniform(-0.06, 0.2), rng.uniform(-0.12, 0.15))
+        method, speed = rng.choice(["analytic", "dls", "nn", "fabrik"]), rng.choice([0.2, 0.6, 1.0])
+        try:
+            moved += bool(slow.ik.reachToWithSpeed(arm, *target, method, speed)["moved"])
+        except RuntimeError as e:
+            assert "nothing" in str(e), e
+            refused += 1
+    slow.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "RShoulderPitch",
+                     "RShoulderRoll", "RElbowYaw", "RElbowRoll"])  # fmt: skip
+    assert moved >= 30, (moved, refused)
+    assert slow.stub.getCollisionStops() == [] and slow.stub.getViolations() == []
+
