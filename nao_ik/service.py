@@ -597,6 +597,17 @@ class NaoArmIK:
         self._sensed.follow(_left(end))  # a reading that shows this command, ready for the arm's next call
 
     @_private
+    def _call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
+        """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
+        remembered once the answer came, and also when the call failed: it may have gone out and run."""
+        try:
+            self._motion.call("setAngles", names, angles, speed, budget=_left(end))
+        finally:
+            sent = time.monotonic()
+            for arm, q in aims:
+                self._aimed(arm, q, sent, speed)
+
+    @_private
     def _aimed(self, arm: str, angles: Any, sent: float, speed: float) -> None:
         """Remember a command to the arm: its posture, when it was sent, its speed.
 
@@ -692,8 +703,7 @@ class NaoArmIK:
                 if sent == 0 and not self._still_covered(model, way, q, speed):
                     blocked = (0, f"{MOVING} (the path's first point)")
                     break
-                self._motion.call("setAngles", names, q, speed, budget=_left(end))
-                self._aimed(arm, q, time.monotonic(), speed)
+                self._call_aimed([(arm, q)], names, q, speed, end)
                 done = time.monotonic()
                 sent += 1
         finally:
@@ -1056,10 +1066,7 @@ class NaoArmIK:
             if move:
                 if time.monotonic() > end:
                     raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
-                self._motion.call("setAngles", names, angles, speed, budget=_left(end))
-                sent = time.monotonic()
-                for arm, c in zip(ARMS, checked):
-                    self._aimed(arm, c[0], sent, speed)
+                self._call_aimed([(arm, c[0]) for arm, c in zip(ARMS, checked)], names, angles, speed, end)
                 self._sensed.follow(_left(end))
         finally:
             for arm in ARMS:

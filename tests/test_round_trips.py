@@ -146,3 +146,19 @@ def test_reaches_in_a_row_near_the_body_trip_no_protection(slow):
     assert moved >= 30, (moved, refused)
     assert slow.stub.getCollisionStops() == [] and slow.stub.getViolations() == []
 
+
+def test_a_path_command_that_timed_out_still_counts_as_sent():
+    """trackPath waits for each setAngles; one that times out may still reach the robot and run, so the service
+    keeps it as the arm's last command (later commands are checked from the arm's way toward it)."""
+    s = Stack(motion_timeout=0.3)
+    try:
+        s.motion.wakeUp()
+        s.stub.setHang("setAngles", 1.0)
+        with pytest.raises(RuntimeError):
+            s.ik.trackPath("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "analytic")
+        s.stub.setHang("setAngles", 0)
+        s.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"])
+        ran = [c["angles"] for c in s.stub.getRecordedCommands() if c["method"] == "setAngles"]
+        assert ran and s.service._aim["LArm"] == pytest.approx(ran[-1])  # the robot ran it: the service knows
+    finally:
+        s.close()
