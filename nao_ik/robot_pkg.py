@@ -41,6 +41,7 @@ RUNTIME = (
     "nao_ik/robot/solve.py",
     "nao_ik/robot/service.py",
     "nao_ik/robot/main.py",
+    "nao_ik/robot/stop.py",
     "nao_ik/robot/bench.py",
 )
 #: The package's own ``__init__`` files: the library's import numpy (the whole library), these nothing.

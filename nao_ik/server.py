@@ -25,11 +25,16 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Callable
+import time
+from typing import Any, Callable, Union
 
 import qi
 
+from .robot.stop import StopFlag
 from .service import DEFAULT_SPEED, register
+
+#: What stops ``serve`` and ``run_sim``: a ``threading.Event`` or the signals' :class:`StopFlag`.
+Stop = Union[threading.Event, StopFlag]
 
 LOOPBACK = "tcp://127.0.0.1:0"
 BACKOFF_START = 0.5
@@ -54,26 +59,27 @@ def limit_message_size(max_bytes: int = MAX_MESSAGE_BYTES) -> None:
     os.environ.setdefault("QI_MAX_MESSAGE_PAYLOAD", str(int(max_bytes)))
 
 
-def stop_on_signals(deadline: float | None = None) -> threading.Event:
-    """An event set by SIGINT or SIGTERM.
+def stop_on_signals(deadline: float | None = None) -> StopFlag:
+    """A stop flag set by SIGINT or SIGTERM (a :class:`~nao_ik.robot.stop.StopFlag`: the handler takes no lock).
 
     Args:
         deadline: seconds the process may take to stop after the first signal; past it, the
             threads' stacks go to stderr (what hung) and the process exits with status 1, as a
-            supervisor would kill it. None: no deadline.
+            supervisor would kill it. None: no deadline. The watchdog thread starts here, not in
+            the handler (starting a thread takes locks too).
     """
-    stop = threading.Event()
-
-    def handler(signum: int, frame: object) -> None:
-        if deadline is not None and not stop.is_set():
-            timer = threading.Timer(deadline, _stuck, args=(deadline,))
-            timer.daemon = True
-            timer.start()
-        stop.set()
-
-    signal.signal(signal.SIGINT, handler)
-    signal.signal(signal.SIGTERM, handler)
+    stop = StopFlag()
+    if deadline is not None:
+        threading.Thread(target=_watchdog, args=(stop, deadline), name="nao-ik stop watchdog", daemon=True).start()
+    stop.set_on_signals((signal.SIGINT, signal.SIGTERM))
     return stop
+
+
+def _watchdog(stop: StopFlag, deadline: float) -> None:
+    """Once ``stop`` is set, give the process ``deadline`` seconds to exit, then :func:`_stuck`."""
+    stop.wait()
+    time.sleep(deadline)
+    _stuck(deadline)
 
 
 def _stuck(deadline: float) -> None:
@@ -107,7 +113,7 @@ def serve(
     url: str,
     listen_url: str | None = None,
     speed: float = DEFAULT_SPEED,
-    stop: threading.Event | None = None,
+    stop: Stop | None = None,
     on_registered: Callable[[str], None] | None = None,
     user: str | None = None,
     password: str | None = None,
@@ -160,7 +166,7 @@ def serve(
     log.info("stopped")
 
 
-def _connect(session: qi.Session, url: str, stop: threading.Event) -> None:
+def _connect(session: qi.Session, url: str, stop: Stop) -> None:
     """``session.connect(url)``, given up when ``stop`` is set (a robot that does not answer can take minutes)."""
     fut = session.connect(url, _async=True)
     while not fut.isFinished():
@@ -193,7 +199,7 @@ def _close(session: qi.Session) -> None:
 
 def run_sim(
     listen: str,
-    stop: threading.Event | None = None,
+    stop: Stop | None = None,
     ready: Callable[[str], None] | None = None,
     apps_dir: str | None = None,
     latency: float = 0.0,

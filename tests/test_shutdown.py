@@ -79,3 +79,46 @@ def test_signals_when_idle_and_while_connecting():
     time.sleep(1.5)
     nowhere.send_signal(signal.SIGINT)
     assert nowhere.wait(timeout=10) == 0, nowhere.stderr.read()
+
+
+def test_a_signal_handler_sets_the_stop_flag_while_its_own_thread_waits_on_it():
+    """serve hung on about 1 SIGTERM in 6 when idle: threading.Event.set in the handler waited for the lock that
+    the interrupted Event.wait of its own thread held. StopFlag takes no lock. Here an interval timer's handler
+    sets each flag while the main thread waits on it with timeouts so short that most signals land between the
+    waits' bytecodes (with threading.Event in its place this hangs within a few hundred rounds)."""
+    from nao_ik.robot.stop import StopFlag
+
+    flags = []
+    old = signal.signal(signal.SIGALRM, lambda *_: flags[-1].set())
+    signal.setitimer(signal.ITIMER_REAL, 2e-4, 2e-4)
+    t0 = time.monotonic()
+    try:
+        for _ in range(2000):
+            flags.append(StopFlag())
+            while not flags[-1].wait(1e-6):
+                assert time.monotonic() - t0 < 30
+            flags[-1].close()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert all(f.is_set() for f in flags)
+
+
+def test_the_stop_flag_wakes_every_waiter_and_times_out():
+    import threading
+
+    from nao_ik.robot.stop import StopFlag
+
+    flag = StopFlag()
+    t0 = time.monotonic()
+    assert flag.wait(0.05) is False and 0.04 < time.monotonic() - t0 < 1.0
+    woke = []
+    waiters = [threading.Thread(target=lambda: woke.append(flag.wait())) for _ in range(3)]
+    for w in waiters:
+        w.start()
+    time.sleep(0.05)
+    flag.set()
+    for w in waiters:
+        w.join(2.0)
+    assert woke == [True] * 3 and flag.wait(0) is True
+    flag.close()

@@ -13,7 +13,6 @@ import argparse
 import os
 import signal
 import sys
-import threading
 import time
 
 if __name__ == "__main__":  # run as a script: the package root (two folders up) on the path
@@ -53,13 +52,14 @@ def main(argv=None):
     import qi
 
     from nao_ik.robot.service import NaoArmIK
+    from nao_ik.robot.stop import StopFlag
 
     session = _connect(qi, args.qi_url, args.connect_timeout)
     service = NaoArmIK(session, args.speed)
     sid = session.registerService(NAME, service)
     print("%s registered on %s (service id %d)" % (NAME, args.qi_url, sid))
     sys.stdout.flush()
-    done = threading.Event()
+    done = StopFlag()  # not threading.Event: the signal handler below sets it (see nao_ik.robot.stop)
     status = [0]
 
     def lost(*_):
@@ -68,10 +68,9 @@ def main(argv=None):
             done.set()
 
     session.disconnected.connect(lost)
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-    while not done.is_set():
-        done.wait(0.5)  # a timeout: Python 2's untimed wait does not let signal handlers run
+    done.set_on_signals((signal.SIGTERM, signal.SIGINT))
+    while not done.wait(0.5):  # bounded waits: Python 2 too runs a handler only between bytecodes
+        pass
     if status[0] == 0:
         try:
             session.unregisterService(sid)

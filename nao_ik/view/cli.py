@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .viewer import LOOPBACK, Viewer, ViewOptions
 
@@ -126,6 +125,6 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _wait(stop: threading.Event) -> None:
+def _wait(stop: Any) -> None:  # a threading.Event or server.StopFlag
     while not stop.is_set():
         stop.wait(0.2)
