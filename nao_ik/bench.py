@@ -187,6 +187,7 @@ def run(
     paths: int = 0,
     unreachable: int = 0,
     body: int = 0,
+    batch: Sequence[int] = (),
 ) -> list[BenchRow]:
     """Run the benchmark and print a markdown table as rows complete."""
     methods = list(methods or SOLVERS)
@@ -213,6 +214,74 @@ def run(
         from .body_bench import print_body
 
         print_body(arms, targets, seed, body, out)
+    if batch:
+        print_batch(arms, methods, batch, seed, out)
+    return rows
+
+
+#: The largest batch also timed with the body model: above it the closest-pose searches of the targets reachable
+#: only through the body (about 8 % of the protocol's) would take minutes.
+BODY_BATCH_MAX = 10_000
+
+
+class BatchRow(NamedTuple):
+    """One arm x size x method line of the batch table: targets per second (median of the runs) and reached share,
+    on the arm model without the body (:meth:`~nao_ik.model.ArmModel.bodiless`) and with it (None: not run)."""
+
+    arm: str
+    size: int
+    method: str
+    bodiless_per_s: float
+    bodiless_reached: float
+    body_per_s: float | None
+    body_reached: float | None
+
+
+def bench_batch(arm: str, methods: Sequence[str], size: int, seed: int = 0, runs: int = 3) -> list[BatchRow]:
+    """``solve_batch`` throughput on ``size`` protocol targets, without the body and with it (up to
+    :data:`BODY_BATCH_MAX`); every method and model runs in turn, ``runs`` times, and the median counts."""
+    model = arm_model(arm)
+    models = {"bodiless": model.bodiless()}
+    if size <= BODY_BATCH_MAX:
+        models["body"] = model
+    targets = sample_targets(arm, size, seed)
+    times: dict[tuple, list] = {(m, k): [] for m in methods for k in models}
+    reached: dict[tuple, float] = {}
+    for _ in range(runs):
+        for m in methods:
+            for k, mdl in models.items():
+                t0 = time.perf_counter()
+                sol = api.solve_batch(targets, mdl, m)
+                times[(m, k)].append(time.perf_counter() - t0)
+                reached[(m, k)] = float(sol.reached.mean())
+    rows = []
+    for m in methods:
+        rate = {k: size / float(np.median(times[(m, k)])) for k in models}
+        rows.append(BatchRow(arm, size, m, rate["bodiless"], reached[(m, "bodiless")], rate.get("body"),
+                             reached.get((m, "body"))))  # fmt: skip
+    return rows
+
+
+def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int], seed: int = 0,
+                out=sys.stdout) -> list[BatchRow]:  # fmt: skip
+    """The batch table: ``solve_batch`` targets per second by size, without the body model and with it."""
+    print(file=out)
+    print(f"Batch: solve_batch on the protocol's targets from the neutral posture, targets per second (median of 3 "
+          f"runs, the methods and models in turn); without the body: the arm model's bodiless() (joint limits "
+          f"only); with it (the default): up to {BODY_BATCH_MAX:,} targets.", file=out)  # fmt: skip
+    print(file=out)
+    print("| arm | targets | method | targets/s, no body | reached, no body | targets/s, body | reached, body |",
+          file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|", file=out, flush=True)
+    rows = []
+    for arm in arms:
+        for size in sizes:
+            for r in bench_batch(arm, methods, size, seed):
+                rows.append(r)
+                body = ("not run", "") if r.body_per_s is None else (
+                    f"{r.body_per_s:,.0f}", f"{100 * r.body_reached:.2f} %")  # fmt: skip
+                print(f"| {arm} | {size:,} | {r.method} | {r.bodiless_per_s:,.0f} | {100 * r.bodiless_reached:.2f} % | "
+                      f"{body[0]} | {body[1]} |", file=out, flush=True)  # fmt: skip
     return rows
 
 
@@ -312,11 +381,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--unreachable", type=int, default=20, help="unreachable targets per kind and arm (0: none)")
     p.add_argument("--body", type=int, default=200,
                    help="targets for ikpy and the ALMotion-style pseudoinverse in the body table (0: no body table)")
+    p.add_argument("--batch", type=int, nargs="+", default=[], metavar="SIZE",
+                   help="also time solve_batch on SIZE targets, without the body model and with it (default: none)")
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
+    if any(n < 1 for n in a.batch):
+        p.error(f"--batch sizes must be >= 1, got {a.batch}")
     tee = Tee()
     run(a.arms, a.methods, a.targets, a.single, a.seed, out=tee, paths=a.paths, unreachable=a.unreachable,
-        body=a.body)
+        body=a.body, batch=a.batch)
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:
             fh.write(

@@ -1,5 +1,6 @@
 """The nao-ik command: sim, serve and reach as separate processes; demo and bench in-process."""
 
+import io
 import json
 import os
 import re
@@ -132,3 +133,26 @@ def test_bench_methods_take_turns():
     times = bench.interleaved_times(calls, [0, 1, 2, 3], rounds=2)
     assert order == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("b", 3)]
     assert set(times) == {"a", "b"} and all(t.shape == (4,) and (t >= 0).all() for t in times.values())
+
+
+def test_bench_batch_table_times_both_models_in_turn(mocker):
+    """--batch: solve_batch without the body model and with it, every method and model taking turns; above
+    BODY_BATCH_MAX only without the body."""
+    calls = []
+    real = bench.api.solve_batch
+
+    def spy(targets, arm, method, *a, **k):
+        calls.append((len(targets), method, bool(arm.body)))
+        return real(targets, arm, method, *a, **k)
+
+    mocker.patch.object(bench.api, "solve_batch", side_effect=spy)
+    mocker.patch.object(bench, "BODY_BATCH_MAX", 40)
+    out = io.StringIO()
+    rows = bench.print_batch(["LArm"], ["dls", "nn"], [30, 50], out=out)
+    first = [(30, m, b) for m in ("dls", "nn") for b in (False, True)]
+    assert calls == first * 3 + [(50, m, False) for m in ("dls", "nn")] * 3
+    assert [(r.size, r.method, r.body_per_s is None) for r in rows] == [
+        (30, "dls", False), (30, "nn", False), (50, "dls", True), (50, "nn", True)]  # fmt: skip
+    assert all(r.bodiless_per_s > 0 and r.bodiless_reached == 1.0 for r in rows)  # protocol targets: all reachable
+    text = out.getvalue()
+    assert "| LArm | 30 | dls |" in text and "| LArm | 50 | nn |" in text and text.count("not run") == 2
