@@ -112,6 +112,39 @@ def test_an_extra_constraint_gives_the_nearest_configuration_it_allows():
     assert checked > 30
 
 
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_searchs_fused_evaluations_are_the_swivel_modules_numbers(arm):
+    """Search.both / point / angles / margin: configurations, margins and the move time, the same floats exactly."""
+    model, t, start = _pairs(arm, 40, 5)
+    k = scalar_swivel.arm(model)
+    slack = scalar_swivel.SLACK
+
+    def wall(q):
+        return 0.3 - q[1]
+
+    for ti, q0 in zip(t.tolist(), start.tolist()):
+        c = scalar_swivel.circle(k, ti, q0[4])
+        for extra in (None, wall):
+            search = scalar_nearest.Search(k, c, q0, extra)
+            for phi in np.linspace(-4.0, 4.0, 29).tolist():
+                q1, q2, e0, r0, e1, r1, excess = scalar_swivel.configurations(k, c, phi)
+                m0, m1 = scalar_swivel.margins(k, c, q1, q2, e0, r0, e1, r1, excess)
+                qa, qb = [q1, q2, e0, r0, c.wrist], [q1, q2, e1, r1, c.wrist]
+                if extra is not None:
+                    m0, m1 = min(m0, extra(qa)), min(m1, extra(qb))
+                w = k.w
+                shared = max(abs(q1 - q0[0]) * w[0], abs(q2 - q0[1]) * w[1], abs(c.wrist - q0[4]) * w[4])
+                t0 = max(shared, abs(e0 - q0[2]) * w[2], abs(r0 - q0[3]) * w[3]) if m0 >= -slack else math.inf
+                t1 = max(shared, abs(e1 - q0[2]) * w[2], abs(r1 - q0[3]) * w[3]) if m1 >= -slack else math.inf
+                want = ((qa, t0, -m0), (qb, t1, -m1))
+                assert repr(search.both(phi)) == repr(want)
+                for b in (0, 1):
+                    assert repr(search.point(phi, b)) == repr(want[b])
+                    assert repr(search.margin(phi, b)) == repr(-want[b][2])
+                    assert repr(search.angles(phi, b)) == repr(tuple(want[b][0][:4]))
+            assert search.evaluations == 29 * 5
+
+
 def _python2() -> str | None:
     pyenv = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/2.7*/bin/python2.7")))
     for path in [shutil.which("python2.7")] + pyenv:

@@ -22,7 +22,7 @@ from __future__ import division
 import math
 
 from .intervals import boundary_swivels, circle_intervals, fold_swivels
-from .scalar_swivel import INF, SLACK, arm, circle, configurations, elbow_point, hand_point, margins, swivel_angle
+from .scalar_swivel import FREE, INF, SLACK, arm, circle, elbow_point, hand_point, swivel_angle
 from .scalar_swivel import second_branch as _second_branch
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -64,7 +64,10 @@ FOLD_REACH = 0.5
 #: (its edge is no closed-form boundary).
 BESIDE = tuple(0.004 * 2.0**i for i in range(8))
 
+_PI = math.pi
 _TWO_PI = 2.0 * math.pi
+_NEG = -SLACK
+_cos, _sin, _sqrt, _asin, _acos, _atan2 = math.cos, math.sin, math.sqrt, math.asin, math.acos, math.atan2
 
 
 def _gap(a, b):
@@ -78,47 +81,162 @@ class Search(object):
     """One target's search state: the arm, the circle, the start, the extra constraint.
 
     A *point* is (angles, move time or INF where not allowed, violation = -margin).
+
+    The evaluations (:meth:`both`, :meth:`point`, :meth:`angles`, :meth:`margin`) are
+    :func:`~nao_ik.geometry.scalar_swivel.configurations`, :func:`~nao_ik.geometry.scalar_swivel.margins`
+    and the move time fused into one body each, on the circle's, the arm's and the start's numbers
+    taken once (``geo``, ``lim``, ``mv``, ``wd``): the same floating-point operations in the same order, so
+    the same floats, each ``min``/``max`` written out as the comparisons it makes, in its order (the
+    search's hot path: a few dozen evaluations per target). One branch's evaluation leaves out the
+    other branch's ElbowYaw, ElbowRoll, margin and extra constraint (a pure function of the angles).
     """
 
-    __slots__ = ("k", "c", "q0", "base", "extra", "evaluations")
+    __slots__ = ("k", "c", "q0", "base", "extra", "evaluations", "geo", "lim", "mv", "wd")
 
     def __init__(self, k, c, q0, extra=None):
         # type: (Arm, Circle, Sequence[float], Optional[Callable[[List[float]], float]]) -> None
         self.k, self.c, self.q0, self.extra = k, c, q0, extra
-        self.base = abs(c.wrist - q0[4]) * k.w[4]
+        w = k.w
+        self.base = abs(c.wrist - q0[4]) * w[4]
         self.evaluations = 0
+        # The numbers the evaluations read, taken once (see the class docstring).
+        an, ru, rv, hs, lo, hi = c.an, c.ru, c.rv, c.hs, k.lo, k.hi
+        self.geo = (an[0], an[1], an[2], ru[0], ru[1], ru[2], rv[0], rv[1], rv[2], hs[0], hs[1], hs[2],
+                    k.il1, k.p, k.cp, k.sp, c.irf, c.rf, c.f[2], c.pi_fz, c.sf, k.flip)  # fmt: skip
+        self.lim = (lo[0], hi[0], lo[1], hi[1], lo[2], hi[2], lo[3], hi[3], c.wm)
+        self.mv = (q0[0], q0[1], q0[2], q0[3], w[0], w[1], w[2], w[3], self.base, c.wrist)
+        self.wd = (w[0] / DERIV, w[1] / DERIV, w[2] / DERIV, w[3] / DERIV)  # the derivative's weights (minimax)
 
     def both(self, phi):
         # type: (float) -> Tuple[Point, Point]
         """(branch 0's point, branch 1's point) at swivel phi."""
-        k, c, q0 = self.k, self.c, self.q0
         self.evaluations += 1
-        q1, q2, e0, r0, e1, r1, excess = configurations(k, c, phi)
-        m0, m1 = margins(k, c, q1, q2, e0, r0, e1, r1, excess)
-        qa, qb = [q1, q2, e0, r0, c.wrist], [q1, q2, e1, r1, c.wrist]
-        if self.extra is not None:
-            m0, m1 = min(m0, self.extra(qa)), min(m1, self.extra(qb))
-        w = k.w
-        shared = max(abs(q1 - q0[0]) * w[0], abs(q2 - q0[1]) * w[1], self.base)
-        t0 = max(shared, abs(e0 - q0[2]) * w[2], abs(r0 - q0[3]) * w[3]) if m0 >= -SLACK else INF
-        t1 = max(shared, abs(e1 - q0[2]) * w[2], abs(r1 - q0[3]) * w[3]) if m1 >= -SLACK else INF
-        return (qa, t0, -m0), (qb, t1, -m1)
+        return self._eval(phi, 2, self.extra)
 
     def point(self, phi, branch):
         # type: (float, int) -> Point
-        """One branch's point at swivel phi."""
-        return self.both(phi)[branch]
+        """One branch's point at swivel phi (:meth:`both`'s, the other branch left out)."""
+        self.evaluations += 1
+        return self._eval(phi, branch, self.extra)[branch]
 
     def angles(self, phi, branch):
         # type: (float, int) -> Tuple[float, float, float, float]
-        """One branch's joint angles at swivel phi (no margin, no move time: for a derivative)."""
-        q1, q2, e0, r0, e1, r1, _ = configurations(self.k, self.c, phi)
-        return (q1, q2, e1, r1) if branch else (q1, q2, e0, r0)
+        """One branch's joint angles at swivel phi (no extra constraint, not counted: for a derivative)."""
+        q = self._eval(phi, branch, None)[branch][0]
+        return q[0], q[1], q[2], q[3]
 
     def margin(self, phi, branch):
         # type: (float, int) -> float
-        """The signed distance to the limits (and the extra constraint) at swivel phi."""
-        return -self.both(phi)[branch][2]
+        """The signed distance to the limits (and the extra constraint) at swivel phi: :meth:`point`'s -violation."""
+        return -self.point(phi, branch)[2]
+
+    def _eval(self, phi, want, extra):
+        # type: (float, int, Optional[Callable[[List[float]], float]]) -> Tuple[Optional[Point], Optional[Point]]
+        """(branch 0's point, branch 1's) at swivel phi: of branch ``want`` (0 or 1; the other None) or both (2).
+
+        :func:`~nao_ik.geometry.scalar_swivel.configurations`, then
+        :func:`~nao_ik.geometry.scalar_swivel.margins` (with ``extra``), then the move time, fused (see the
+        class docstring).
+        """
+        a0, a1, a2, u0, u1, u2, b0, b1, b2, h0, h1, h2, il1, p, cp, sp, irf, rf, fz, pi_fz, sf, flip = self.geo
+        # scalar_swivel.configurations: the elbow on the circle (E - S), the shoulder, then the elbow's roots.
+        cph, sph = _cos(phi), _sin(phi)
+        v0 = a0 + cph * u0 + sph * b0
+        v1 = a1 + cph * u1 + sph * b1
+        v2 = a2 + cph * u2 + sph * b2
+        rho = _sqrt(v0 * v0 + v2 * v2)
+        sa = v1 * il1
+        if sa < -1.0 or sa > 1.0:
+            sa = -1.0 if sa < 0.0 else 1.0
+        q2 = _asin(sa) - p
+        q1 = _atan2(-v2, v0)
+        ca = _sqrt(1.0 - sa * sa)
+        c2, s2 = ca * cp + sa * sp, sa * cp - ca * sp
+        if rho < 1e-300:
+            c1, s1 = 1.0, 0.0
+        else:
+            c1, s1 = v0 / rho, -v2 / rho
+        g0, g1, g2 = h0 - v0, h1 - v1, h2 - v2
+        gt = c1 * g0 - s1 * g2
+        cosine = (c2 * gt + s2 * g1) * irf
+        excess = abs(cosine) - 1.0
+        if excess > 0.0:
+            cosine = -1.0 if cosine < 0.0 else 1.0
+        else:
+            excess = 0.0
+        a = _acos(cosine)
+        yaw = _atan2(fz, rf * _sqrt(1.0 - cosine * cosine))
+        base = _atan2(s1 * g0 + c1 * g2, c2 * g1 - s2 * gt)
+        # scalar_swivel.margins, the shoulder's, the held wrist's and the reach's part: each min(...) as the
+        # comparisons it makes, left to right.
+        lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3, wm = self.lim
+        m = q1 - lo0
+        y = hi0 - q1
+        if y < m:
+            m = y
+        y = q2 - lo1
+        if y < m:
+            m = y
+        y = hi1 - q2
+        if y < m:
+            m = y
+        if wm < m:
+            m = wm
+        if excess > 0.0:
+            y = -excess
+            if y < m:
+                m = y
+        elif FREE < m:
+            m = FREE
+        p0, p1, p2, p3, w0, w1, w2, w3, shared, wrist = self.mv
+        x = -1.0  # the move time's shoulder part, once a branch needs it
+        out = [None, None]  # type: List[Optional[Point]]
+        for branch in (0, 1):
+            if want != 2 and want != branch:
+                continue
+            if (branch != 0) != flip:  # the root a - s (branch 0 of the right arm, branch 1 of the left)
+                r = a - sf
+                e = base - yaw
+            else:
+                r = -a - sf
+                e = base - (pi_fz - yaw)
+            e = e - _TWO_PI if e > _PI else e + _TWO_PI if e <= -_PI else e
+            mb = m  # the elbow's part of margins
+            y = e - lo2
+            if y < mb:
+                mb = y
+            y = hi2 - e
+            if y < mb:
+                mb = y
+            y = r - lo3
+            if y < mb:
+                mb = y
+            y = hi3 - r
+            if y < mb:
+                mb = y
+            q = [q1, q2, e, r, wrist]
+            if extra is not None:
+                y = extra(q)
+                if y < mb:
+                    mb = y
+            t = INF
+            if mb >= _NEG:  # the move time: each max(...) as the comparisons it makes, left to right
+                if x < 0.0:
+                    x = abs(q1 - p0) * w0
+                    y = abs(q2 - p1) * w1
+                    if y > x:
+                        x = y
+                    if shared > x:
+                        x = shared
+                t = x
+                y = abs(e - p2) * w2
+                if y > t:
+                    t = y
+                y = abs(r - p3) * w3
+                if y > t:
+                    t = y
+            out[branch] = (q, t, -mb)
+        return out[0], out[1]
 
     def refine(self, q, phi, cost, radius, branch):
         # type: (List[float], float, float, float, int) -> Tuple[List[float], float, float]
@@ -161,36 +279,84 @@ class Search(object):
         point there), so the pair meeting highest gives the minimum. Outside
         the trust region, its nearer end.
         """
-        w, q0 = self.k.w, self.q0
-        rising, falling = [], []
-        for j in range(4):
-            a = (q[j] - q0[j]) * w[j]
-            b = (qd[j] - q[j]) * (w[j] / DERIV)
-            if b > 0.0:
-                rising.append((a, b))
-                falling.append((-a, -b))
-            elif b < 0.0:
-                rising.append((-a, -b))
-                falling.append((a, b))
-            else:  # a level line bounds both sides
-                rising.append((abs(a), 0.0))
-                falling.append((abs(a), 0.0))
+        p0, p1, p2, p3, w0, w1, w2, w3, _, _ = self.mv
+        d0, d1, d2, d3 = self.wd
+        # The lines (a_j, b_j) made rising (ra, rb) and falling (fa, fb), written out for j = 0..3; a level line
+        # bounds both sides.
+        x = q[0]
+        a = (x - p0) * w0
+        b = (qd[0] - x) * d0
+        if b > 0.0:
+            ra0, rb0, fa0, fb0 = a, b, -a, -b
+        elif b < 0.0:
+            ra0, rb0, fa0, fb0 = -a, -b, a, b
+        else:
+            ra0 = fa0 = abs(a)
+            rb0 = fb0 = 0.0
+        x = q[1]
+        a = (x - p1) * w1
+        b = (qd[1] - x) * d1
+        if b > 0.0:
+            ra1, rb1, fa1, fb1 = a, b, -a, -b
+        elif b < 0.0:
+            ra1, rb1, fa1, fb1 = -a, -b, a, b
+        else:
+            ra1 = fa1 = abs(a)
+            rb1 = fb1 = 0.0
+        x = q[2]
+        a = (x - p2) * w2
+        b = (qd[2] - x) * d2
+        if b > 0.0:
+            ra2, rb2, fa2, fb2 = a, b, -a, -b
+        elif b < 0.0:
+            ra2, rb2, fa2, fb2 = -a, -b, a, b
+        else:
+            ra2 = fa2 = abs(a)
+            rb2 = fb2 = 0.0
+        x = q[3]
+        a = (x - p3) * w3
+        b = (qd[3] - x) * d3
+        if b > 0.0:
+            ra3, rb3, fa3, fb3 = a, b, -a, -b
+        elif b < 0.0:
+            ra3, rb3, fa3, fb3 = -a, -b, a, b
+        else:
+            ra3 = fa3 = abs(a)
+            rb3 = fb3 = 0.0
+        rising = ((ra0, rb0), (ra1, rb1), (ra2, rb2), (ra3, rb3))
         top = 0.0
         for ap, bp in rising:
-            for an, bn in falling:
-                den = bp - bn
-                # two level lines: the higher bounds the minimum, anywhere
-                h = ap + bp * ((an - ap) / den) if den > 1e-12 else ap if ap > an else an
-                if h > top:
-                    top = h
-        # Every delta where no line exceeds that minimum; the one nearest the current swivel.
+            # Each falling line's meeting height with this one; two level lines: the higher bounds the
+            # minimum, anywhere.
+            den = bp - fb0
+            h = ap + bp * ((fa0 - ap) / den) if den > 1e-12 else ap if ap > fa0 else fa0
+            if h > top:
+                top = h
+            den = bp - fb1
+            h = ap + bp * ((fa1 - ap) / den) if den > 1e-12 else ap if ap > fa1 else fa1
+            if h > top:
+                top = h
+            den = bp - fb2
+            h = ap + bp * ((fa2 - ap) / den) if den > 1e-12 else ap if ap > fa2 else fa2
+            if h > top:
+                top = h
+            den = bp - fb3
+            h = ap + bp * ((fa3 - ap) / den) if den > 1e-12 else ap if ap > fa3 else fa3
+            if h > top:
+                top = h
+        # Every delta where no line exceeds that minimum; the one nearest the current swivel (min/max written
+        # out as their comparisons).
         lo, hi = -INF, INF
         for a, b in rising:
             if b > 0.0:
-                hi = min(hi, (top - a) / b)
-        for a, b in falling:
+                x = (top - a) / b
+                if x < hi:
+                    hi = x
+        for a, b in ((fa0, fb0), (fa1, fb1), (fa2, fb2), (fa3, fb3)):
             if b < 0.0:
-                lo = max(lo, (top - a) / b)
+                x = (top - a) / b
+                if x > lo:
+                    lo = x
         d = 0.0 if lo <= 0.0 <= hi else lo if lo > 0.0 else hi
         if lo > hi:  # rounding
             d = 0.5 * (lo + hi)
@@ -198,10 +364,24 @@ class Search(object):
 
     def predicted(self, q, qd, delta):
         """The linearised move time after a step delta (see :meth:`minimax`)."""
-        w, q0 = self.k.w, self.q0
-        out = self.base
-        for j in range(4):
-            out = max(out, abs((q[j] - q0[j]) * w[j] + (qd[j] - q[j]) * (w[j] / DERIV) * delta))
+        p0, p1, p2, p3, w0, w1, w2, w3, out, _ = self.mv  # out: the held WristYaw's time (self.base)
+        d0, d1, d2, d3 = self.wd
+        x = q[0]
+        x = abs((x - p0) * w0 + (qd[0] - x) * d0 * delta)
+        if x > out:  # max(out, x), written out
+            out = x
+        x = q[1]
+        x = abs((x - p1) * w1 + (qd[1] - x) * d1 * delta)
+        if x > out:
+            out = x
+        x = q[2]
+        x = abs((x - p2) * w2 + (qd[2] - x) * d2 * delta)
+        if x > out:
+            out = x
+        x = q[3]
+        x = abs((x - p3) * w3 + (qd[3] - x) * d3 * delta)
+        if x > out:
+            out = x
         return out
 
     def boundary(self, inside, outside, branch):
@@ -311,6 +491,23 @@ class Search(object):
         return best
 
 
+def _ring(search, rings, phi0, spacing, first, stop):
+    # type: (Search, Tuple[List[Point], ...], float, float, int, int) -> None
+    """Append the points at swivels phi0 + i spacing, i in [first, stop), to each branch's ring (one or two)."""
+    if len(rings) == 2:
+        ring0, ring1 = rings
+        both = search.both
+        for i in range(first, stop):
+            p0, p1 = both(phi0 + i * spacing)
+            ring0.append(p0)
+            ring1.append(p1)
+    else:
+        ring0 = rings[0]
+        point = search.point
+        for i in range(first, stop):
+            ring0.append(point(phi0 + i * spacing, 0))
+
+
 def _seeds(ring, phi0, spacing, branch):
     # type: (List[Point], float, float, int) -> List[Tuple[List[float], float, float, int]]
     """Up to SEEDS starts (angles, swivel, cost, branch): the ring's best local minima, or its least violating point."""
@@ -351,10 +548,7 @@ def nearest(model, t, q0, extra=None):
     two = _second_branch(k, c)
     branches = (0, 1) if two else (0,)
     rings = ([], []) if two else ([],)
-    for i in range(count):
-        points = search.both(phi0 + i * spacing)
-        for b in branches:
-            rings[b].append(points[b])
+    _ring(search, rings, phi0, spacing, 0, count)
     blocked = all(r[0][1] == INF for r in rings)  # the start's own swivel is not allowed
     if count == 1 and blocked:
         # Near the start but its swivel is not allowed (the start sits on a limit): the exact intervals,
@@ -368,10 +562,7 @@ def nearest(model, t, q0, extra=None):
             q, phi, cost = search.past_fold(best)
             return q, phi, cost, True, c, search.evaluations
     if count == 1 and blocked:
-        for i in range(1, RING):
-            points = search.both(phi0 + i * spacing)
-            for b in branches:
-                rings[b].append(points[b])
+        _ring(search, rings, phi0, spacing, 1, RING)
     best = None
     for b in branches:
         for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b):
@@ -381,7 +572,7 @@ def nearest(model, t, q0, extra=None):
     # A branch whose ring has no allowed swivel may still have an allowed interval narrower than the ring's
     # spacing (near a limit, or the second branch's thin region): where a ring point was close to allowed,
     # start from the exact intervals' ends and middles too.
-    close = [min(x[2] for x in r) < NARROW for r in rings]
+    close = [min([x[2] for x in r]) < NARROW for r in rings]
     missed = close[0] and best[2] == INF
     if two:
         missed = missed or ((best[2] == INF or close[1]) and rings[1][0][1] == INF)
