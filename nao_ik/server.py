@@ -69,9 +69,9 @@ def stop_on_signals(deadline: float | None = None) -> StopFlag:
             the handler (starting a thread takes locks too).
     """
     stop = StopFlag()
+    stop.set_on_signals((signal.SIGINT, signal.SIGTERM))
     if deadline is not None:
         threading.Thread(target=_watchdog, args=(stop, deadline), name="nao-ik stop watchdog", daemon=True).start()
-    stop.set_on_signals((signal.SIGINT, signal.SIGTERM))
     return stop
 
 

@@ -1,5 +1,6 @@
 """`nao-ik serve` stops cleanly on SIGTERM and SIGINT: during a path (20 times), idle, and while connecting."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -81,27 +82,30 @@ def test_signals_when_idle_and_while_connecting():
     assert nowhere.wait(timeout=10) == 0, nowhere.stderr.read()
 
 
+#: A process that sets stop flags from a 200 µs interval timer's handler while its main thread waits on them with
+#: timeouts so short that most signals land between the waits' bytecodes (run apart: a regression hangs or dies).
+_TIMER_SETS_FLAGS = """
+import signal, sys, time
+from nao_ik.robot.stop import StopFlag
+flags = []
+signal.signal(signal.SIGALRM, lambda *_: flags[-1].set())
+signal.setitimer(signal.ITIMER_REAL, 2e-4, 2e-4)
+for _ in range(2000):
+    flags.append(StopFlag())
+    while not flags[-1].wait(1e-6):
+        pass
+    flags[-1].close()
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("set", sum(f.is_set() for f in flags))
+"""
+
+
 def test_a_signal_handler_sets_the_stop_flag_while_its_own_thread_waits_on_it():
     """serve hung on about 1 SIGTERM in 6 when idle: threading.Event.set in the handler waited for the lock that
-    the interrupted Event.wait of its own thread held. StopFlag takes no lock. Here an interval timer's handler
-    sets each flag while the main thread waits on it with timeouts so short that most signals land between the
-    waits' bytecodes (with threading.Event in its place this hangs within a few hundred rounds)."""
-    from nao_ik.robot.stop import StopFlag
-
-    flags = []
-    old = signal.signal(signal.SIGALRM, lambda *_: flags[-1].set())
-    signal.setitimer(signal.ITIMER_REAL, 2e-4, 2e-4)
-    t0 = time.monotonic()
-    try:
-        for _ in range(2000):
-            flags.append(StopFlag())
-            while not flags[-1].wait(1e-6):
-                assert time.monotonic() - t0 < 30
-            flags[-1].close()
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    assert all(f.is_set() for f in flags)
+    the interrupted Event.wait of its own thread held. StopFlag takes no lock (with threading.Event in its place this
+    process hangs or dies within a few hundred rounds)."""
+    done = subprocess.run([sys.executable, "-c", _TIMER_SETS_FLAGS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["set", "2000"], (done.returncode, done.stderr[-2000:])
 
 
 def test_the_stop_flag_wakes_every_waiter_and_times_out():
@@ -122,3 +126,32 @@ def test_the_stop_flag_wakes_every_waiter_and_times_out():
         w.join(2.0)
     assert woke == [True] * 3 and flag.wait(0) is True
     flag.close()
+    assert flag.wait(1.0) is True  # a closed flag answers at once
+
+
+def test_signals_wake_the_flag_at_once_and_other_signals_do_not_make_it_spin():
+    """set_on_signals: the pipe is the wakeup fd, so a signal delivered while the main thread blocks in wait wakes
+    it at once; a signal with another handler leaves a byte there too, which wait drains instead of spinning on it;
+    close puts the previous handlers and wakeup fd back."""
+    import threading
+
+    from nao_ik.robot.stop import StopFlag
+
+    before = signal.getsignal(signal.SIGUSR2)
+    others = []
+    old_usr1 = signal.signal(signal.SIGUSR1, lambda *_: others.append(1))
+    flag = StopFlag()
+    try:
+        flag.set_on_signals((signal.SIGUSR2,))
+        assert signal.getsignal(signal.SIGUSR2) is not before
+        os.kill(os.getpid(), signal.SIGUSR1)  # not ours: a byte in the pipe that sets nothing
+        cpu, t0 = time.process_time(), time.monotonic()
+        assert flag.wait(0.3) is False
+        assert others == [1] and time.monotonic() - t0 >= 0.29 and time.process_time() - cpu < 0.1  # no spin
+        threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGUSR2)).start()
+        t0 = time.monotonic()
+        assert flag.wait(5.0) is True and time.monotonic() - t0 < 1.0
+    finally:
+        flag.close()
+        signal.signal(signal.SIGUSR1, old_usr1)
+    assert signal.getsignal(signal.SIGUSR2) == before and signal.set_wakeup_fd(-1) == -1
