@@ -599,13 +599,22 @@ class NaoArmIK:
     @_private
     def _call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
         """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
-        remembered once the answer came, and also when the call failed: it may have gone out and run."""
+        remembered once the answer came, and also when none came in time (it may have gone out and run); not
+        when it could not be sent or ALMotion answered with an error (it did not run)."""
+        pending = self._motion.start("setAngles", names, angles, speed, budget=_left(end))
         try:
-            self._motion.call("setAngles", names, angles, speed, budget=_left(end))
-        finally:
-            sent = time.monotonic()
-            for arm, q in aims:
-                self._aimed(arm, q, sent, speed)
+            self._motion.result(pending)
+        except RuntimeError:
+            if not self._motion.failure(pending):  # no answer (timed out, cancelled): it may run
+                self._aim_all(aims, speed)
+            raise
+        self._aim_all(aims, speed)
+
+    @_private
+    def _aim_all(self, aims: list, speed: float) -> None:
+        sent = time.monotonic()
+        for arm, q in aims:
+            self._aimed(arm, q, sent, speed)
 
     @_private
     def _aimed(self, arm: str, angles: Any, sent: float, speed: float) -> None:
