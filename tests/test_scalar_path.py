@@ -119,7 +119,10 @@ def test_the_searchs_fused_evaluations_are_the_swivel_modules_numbers(arm):
     k = scalar_swivel.arm(model)
     slack = scalar_swivel.SLACK
 
+    calls = []
+
     def wall(q):
+        calls.append(1)
         return 0.3 - q[1]
 
     for ti, q0 in zip(t.tolist(), start.tolist()):
@@ -141,7 +144,9 @@ def test_the_searchs_fused_evaluations_are_the_swivel_modules_numbers(arm):
                 for b in (0, 1):
                     assert repr(search.point(phi, b)) == repr(want[b])
                     assert repr(search.margin(phi, b)) == repr(-want[b][2])
+                    n = len(calls)
                     assert repr(search.angles(phi, b)) == repr(tuple(want[b][0][:4]))
+                    assert len(calls) == n  # a derivative's angles: no extra constraint
             assert search.evaluations == 29 * 5
 
 
