@@ -36,9 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: A target inside the torso: every configuration that reaches it goes through the body.
 INSIDE_TORSO = [0.02, 0.0, -0.02]
 #: The standard-library modules the runtime may import (and qi).
-ALLOWED = {"__future__", "argparse", "collections", "fcntl", "math", "numbers", "os", "platform", "random", "select",
-           "signal", "sys",
-           "threading", "time", "timeit", "typing", "qi"}  # fmt: skip
+ALLOWED = {"__future__", "argparse", "collections", "errno", "fcntl", "math", "numbers", "os", "platform", "random",
+           "select", "signal", "sys", "threading", "time", "timeit", "typing", "qi"}  # fmt: skip
 
 
 def _cases(arm: str, n: int, seed: int) -> list:
