@@ -118,6 +118,44 @@ def test_analytic_is_never_farther_than_any_sampled_solution(arm):
     assert max(worse) <= 1e-5, sorted(worse)[-5:]
 
 
+#: A tracking step of the continuity protocol (LArm, joint_paths seed 1, line 16, point 59; the start as the
+#: analytic answers before it left the arm) whose start's swivel is blocked near a fold: the search from the
+#: boundaries nearest that swivel answered 0.0675 s away, the ring 0.0051 s.
+BLOCKED_NEAR_FOLD = (
+    [-1.2488269996543453, 0.5592298095181512, -0.7228199324087687, -0.10089184190699503, 1.2084044653989416],
+    [0.054020711103350966, 0.22779049614064456, 0.26894659820444666],
+)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_analytic_is_never_farther_than_any_sampled_solution_on_small_moves(arm):
+    """The search's near path (the start's hand within a centimetre of the target, as when tracking), half the
+    starts with a nearly straight elbow (near a fold, where a blocked start's nearest swivel is not its nearest
+    move), and the pinned case: never farther than solve_all's samples."""
+    model = arm_model(arm)._replace(body=())  # solve_all samples the limits alone
+    rng = np.random.default_rng(12)
+
+    cases = [BLOCKED_NEAR_FOLD] if arm == "LArm" else []
+    while len(cases) < 200:
+        start = rng.uniform(model.lower, model.upper)
+        if len(cases) % 2:  # ElbowRoll within 0.15 rad of its straight-arm limit
+            off = rng.uniform(0, 0.15)
+            start[3] = model.upper[3] - off if arm == "LArm" else model.lower[3] + off
+        goal = np.clip(start + rng.normal(scale=0.03, size=5), model.lower, model.upper)
+        goal[4] = start[4]
+        t = kinematics.forward(model, goal)
+        if np.linalg.norm(t - kinematics.forward(model, start)) < 0.01:  # the near path
+            cases.append((list(start), list(t)))
+    worse = []
+    for start, t in cases:
+        sol = nao_ik.solve(t, model, "analytic", initial=start)
+        mine = move_time(model, sol.angles, start, _FLOAT)
+        sampled = nao_ik.solve_all(t, arm, wrist=start[4], step_deg=0.5).solutions
+        best = min((move_time(model, s.angles, start, _FLOAT) for s in sampled), default=math.inf)
+        worse.append(mine - best)
+    assert max(worse) <= 1e-5, sorted(worse)[-5:]
+
+
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_the_fused_arc_judge_agrees_with_the_margins(arm):
     """intervals._judge is configurations + margins fused for speed: the same verdict at every swivel, including
