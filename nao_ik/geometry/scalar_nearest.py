@@ -554,22 +554,30 @@ def _project(k, t, q0):
             return q
         lam = err2 + PROJECT_DAMPING
         cols = []
+        a00 = a11 = a22 = lam
+        a01 = a02 = a12 = 0.0
         for j in range(4):
             qd = list(q)
             qd[j] += DERIV
             hd = hand_point(k, qd)
-            cols.append(((hd[0] - h[0]) / DERIV, (hd[1] - h[1]) / DERIV, (hd[2] - h[2]) / DERIV))
-        # y = (J J^T + damping I)^-1 e (3 x 3, by its adjugate), then dq = J^T y.
-        a = [[sum(c[r] * c[s] for c in cols) + (lam if r == s else 0.0) for s in range(3)] for r in range(3)]
-        m00 = a[1][1] * a[2][2] - a[1][2] * a[2][1]
-        m01 = a[0][2] * a[2][1] - a[0][1] * a[2][2]
-        m02 = a[0][1] * a[1][2] - a[0][2] * a[1][1]
-        det = a[0][0] * m00 + a[1][0] * m01 + a[2][0] * m02
+            c0, c1, c2 = (hd[0] - h[0]) / DERIV, (hd[1] - h[1]) / DERIV, (hd[2] - h[2]) / DERIV
+            cols.append((c0, c1, c2))
+            a00 += c0 * c0
+            a11 += c1 * c1
+            a22 += c2 * c2
+            a01 += c0 * c1
+            a02 += c0 * c2
+            a12 += c1 * c2
+        # y = (J J^T + damping I)^-1 e (symmetric 3 x 3, by its adjugate), then dq = J^T y.
+        m00 = a11 * a22 - a12 * a12
+        m01 = a02 * a12 - a01 * a22
+        m02 = a01 * a12 - a02 * a11
+        det = a00 * m00 + a01 * m01 + a02 * m02
         if det == 0.0:
             return None
-        m11 = a[0][0] * a[2][2] - a[0][2] * a[2][0]
-        m12 = a[0][2] * a[1][0] - a[0][0] * a[1][2]
-        m22 = a[0][0] * a[1][1] - a[0][1] * a[1][0]
+        m11 = a00 * a22 - a02 * a02
+        m12 = a01 * a02 - a00 * a12
+        m22 = a00 * a11 - a01 * a01
         y0 = (m00 * e0 + m01 * e1 + m02 * e2) / det
         y1 = (m01 * e0 + m11 * e1 + m12 * e2) / det
         y2 = (m02 * e0 + m12 * e1 + m22 * e2) / det
