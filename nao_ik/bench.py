@@ -263,11 +263,11 @@ def bench_batch(arm: str, methods: Sequence[str], size: int, seed: int = 0, runs
 
 
 def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int], seed: int = 0,
-                out=sys.stdout) -> list[BatchRow]:  # fmt: skip
+                out=sys.stdout, runs: int = 3) -> list[BatchRow]:  # fmt: skip
     """The batch table: ``solve_batch`` targets per second by size, without the body model and with it."""
     print(file=out)
-    print(f"Batch: solve_batch on the protocol's targets from the neutral posture, targets per second (median of 3 "
-          f"runs, the methods and models in turn); without the body: the arm model's bodiless() (joint limits "
+    print(f"Batch: solve_batch on the protocol's targets from the neutral posture, targets per second (median of "
+          f"{runs} runs, the methods and models in turn); without the body: the arm model's bodiless() (joint limits "
           f"only); with it (the default): up to {BODY_BATCH_MAX:,} targets.", file=out)  # fmt: skip
     print(file=out)
     print("| arm | targets | method | targets/s, no body | reached, no body | targets/s, body | reached, body |",
@@ -276,7 +276,7 @@ def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int
     rows = []
     for arm in arms:
         for size in sizes:
-            for r in bench_batch(arm, methods, size, seed):
+            for r in bench_batch(arm, methods, size, seed, runs):
                 rows.append(r)
                 body = ("not run", "") if r.body_per_s is None else (
                     f"{r.body_per_s:,.0f}", f"{100 * r.body_reached:.2f} %")  # fmt: skip

@@ -23,6 +23,7 @@ commands:
   workspace  an arm's reachable workspace: volume, dexterity, slices and 3-D cloud (picture and data)
   bench-pose  full hand poses: solve_pose against TRAC-IK and ikpy (markdown table)
   bench-intervals  the closed-form swivel intervals against the grid-and-bisection oracle (markdown table)
+  bench-nearest  analytic's answers against the nearest of sampled solutions, near and far moves (markdown table)
   report   the paper's experiments reproduced and the alternatives compared (markdown + figures)
   loadtest several clients calling reachTo at once against a simulated robot
   train    train the networks from scratch (nn, nn-paper, the paper's hidden-unit sweep)
@@ -284,6 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .pose_bench import main as run
     elif command == "bench-intervals":
         from .interval_bench import main as run
+    elif command == "bench-nearest":
+        from .nearest_bench import main as run
     elif command == "report":
         from .report import main as run
     elif command == "train":

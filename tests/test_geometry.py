@@ -12,6 +12,7 @@ from nao_ik.bench import sample_targets
 from nao_ik.geometry.intervals import all_intervals
 from nao_ik.geometry.nearest import move_time
 from nao_ik.model import arm_model
+from nao_ik.nearest_bench import excess, near_pairs
 from nao_ik.ops import SCALAR as _FLOAT
 
 from .oracle_intervals import GRID_STEP, grid_intervals
@@ -132,27 +133,8 @@ def test_analytic_is_never_farther_than_any_sampled_solution_on_small_moves(arm)
     """The search's near path (the start's hand within a centimetre of the target, as when tracking), half the
     starts with a nearly straight elbow (near a fold, where a blocked start's nearest swivel is not its nearest
     move), and the pinned case: never farther than solve_all's samples."""
-    model = arm_model(arm)._replace(body=())  # solve_all samples the limits alone
-    rng = np.random.default_rng(12)
-
-    cases = [BLOCKED_NEAR_FOLD] if arm == "LArm" else []
-    while len(cases) < 200:
-        start = rng.uniform(model.lower, model.upper)
-        if len(cases) % 2:  # ElbowRoll within 0.15 rad of its straight-arm limit
-            off = rng.uniform(0, 0.15)
-            start[3] = model.upper[3] - off if arm == "LArm" else model.lower[3] + off
-        goal = np.clip(start + rng.normal(scale=0.03, size=5), model.lower, model.upper)
-        goal[4] = start[4]
-        t = kinematics.forward(model, goal)
-        if np.linalg.norm(t - kinematics.forward(model, start)) < 0.01:  # the near path
-            cases.append((list(start), list(t)))
-    worse = []
-    for start, t in cases:
-        sol = nao_ik.solve(t, model, "analytic", initial=start)
-        mine = move_time(model, sol.angles, start, _FLOAT)
-        sampled = nao_ik.solve_all(t, arm, wrist=start[4], step_deg=0.5).solutions
-        best = min((move_time(model, s.angles, start, _FLOAT) for s in sampled), default=math.inf)
-        worse.append(mine - best)
+    cases = near_pairs(arm, 200, 12, [BLOCKED_NEAR_FOLD] if arm == "LArm" else [])
+    worse = [excess(arm, start, t)[0] for start, t in cases]  # on the limits alone, as solve_all samples
     assert max(worse) <= 1e-5, sorted(worse)[-5:]
 
 

@@ -19,6 +19,7 @@ LAYERS = [
         "workspace",
         "pose_bench",
         "interval_bench",
+        "nearest_bench",
         "report",
         "report_alone",
         "report_stats",

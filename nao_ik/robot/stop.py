@@ -137,13 +137,8 @@ class StopFlag(object):
             pass
 
 
-def _now():
-    # type: () -> float
-    """Monotonic seconds where the Python has them (3), else the wall clock (2.7)."""
-    return _MONOTONIC()
-
-
-_MONOTONIC = getattr(time, "monotonic", time.time)
+#: Monotonic seconds where the Python has them (3), else the wall clock (2.7).
+_now = getattr(time, "monotonic", time.time)
 
 
 def _errno(e):
