@@ -2,7 +2,9 @@
 
 ``analytic`` answers the exact solution whose move from the start takes least
 time (:mod:`nao_ik.geometry.nearest`), found by a search along the elbow's
-swivel circle. Here each answer's move time is compared with the best of
+swivel circle that a single solve ends with a closed-form proof (a batch
+does not). Here each answer's move time, of single solves and of one
+``solve_batch`` of the same pairs, is compared with the best of
 :func:`nao_ik.solve_all`'s solutions sampled every 0.5 degree of swivel, on the
 arm's joint limits alone, for two kinds of start/target pairs:
 
@@ -40,7 +42,8 @@ STRAIGHT = 0.15
 
 
 class NearestRow(NamedTuple):
-    """One arm x kind line: pairs, answers farther than sampled, the worst excess (s), median solve (µs)."""
+    """One arm x kind line: pairs, answers farther than sampled, the worst excess (s), median solve (µs); the same
+    of ``solve_batch`` on all the pairs at once (no proof: see :mod:`nao_ik.geometry.nearest`)."""
 
     arm: str
     kind: str
@@ -48,6 +51,8 @@ class NearestRow(NamedTuple):
     farther: int
     worst_s: float
     median_us: float
+    batch_farther: int
+    batch_worst_s: float
 
 
 def near_pairs(arm: str, n: int, seed: int, first: Sequence[tuple] = ()) -> list[tuple]:
@@ -87,9 +92,14 @@ def excess(arm: str, start: Sequence[float], target: Sequence[float]) -> tuple[f
     t0 = time.perf_counter()
     sol = api.solve(target, model, "analytic", initial=start)
     took = time.perf_counter() - t0
-    mine = move_time(model, sol.angles, start, SCALAR)
-    sampled = solve_all(target, arm, wrist=start[4], step_deg=0.5).solutions
-    return mine - min((move_time(model, s.angles, start, SCALAR) for s in sampled), default=math.inf), took
+    return _over(model, sol.angles, start, target), took
+
+
+def _over(model, angles: Sequence[float], start: Sequence[float], target: Sequence[float]) -> float:
+    """How much longer the move to ``angles`` takes than the best of solve_all's 0.5-degree samples, seconds."""
+    mine = move_time(model, angles, start, SCALAR)
+    sampled = solve_all(target, model, wrist=start[4], step_deg=0.5).solutions
+    return mine - min((move_time(model, s.angles, start, SCALAR) for s in sampled), default=math.inf)
 
 
 def bench_arm(arm: str, pairs: int, seed: int = 0) -> list[NearestRow]:
@@ -98,8 +108,12 @@ def bench_arm(arm: str, pairs: int, seed: int = 0) -> list[NearestRow]:
     for kind, cases in (("near", near_pairs(arm, pairs, seed)), ("far", far_pairs(arm, pairs, seed + 1))):
         got = [excess(arm, s, t) for s, t in cases]
         over = [e for e, _ in got]
+        model = arm_model(arm)._replace(body=())
+        batch = api.solve_batch([t for _, t in cases], model, "analytic", initial=[s for s, _ in cases]).angles
+        b_over = [_over(model, q, s, t) for q, (s, t) in zip(batch, cases)]
         rows.append(NearestRow(arm, kind, len(got), sum(e > TOLERANCE for e in over), max(0.0, max(over)),
-                               1e6 * float(np.median([d for _, d in got]))))  # fmt: skip
+                               1e6 * float(np.median([d for _, d in got])), sum(e > TOLERANCE for e in b_over),
+                               max(0.0, max(b_over))))  # fmt: skip
     return rows
 
 
@@ -114,10 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = sys.stdout
     print(f"nao-ik bench-nearest: {args.pairs} pairs per kind and arm, seed {args.seed}; farther: the answer's move "
           f"exceeds the best of solve_all's 0.5-degree samples by more than {TOLERANCE:g} s\n", file=out)  # fmt: skip
-    print("| arm | pairs | kind | farther than sampled | worst excess (s) | median solve |", file=out)
-    print("|---|---:|---|---:|---:|---:|", file=out, flush=True)
+    print("| arm | pairs | kind | farther than sampled | worst excess (s) | median solve | solve_batch: farther "
+          "| worst excess (s) |", file=out)  # fmt: skip
+    print("|---|---:|---|---:|---:|---:|---:|---:|", file=out, flush=True)
     for arm in args.arms:
         for r in bench_arm(arm, args.pairs, args.seed):
-            print(f"| {r.arm} | {r.pairs} | {r.kind} | {r.farther} | {r.worst_s:.5f} | {r.median_us:.0f} µs |",
-                  file=out, flush=True)  # fmt: skip
+            print(f"| {r.arm} | {r.pairs} | {r.kind} | {r.farther} | {r.worst_s:.5f} | {r.median_us:.0f} µs | "
+                  f"{r.batch_farther} | {r.batch_worst_s:.5f} |", file=out, flush=True)  # fmt: skip
     return 0

@@ -56,7 +56,7 @@ _PI = math.pi
 _TWO_PI = 2.0 * math.pi
 Interval = tuple  # (start, end), radians, -pi <= start <= end <= pi
 
-__all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "fold_swivels", "swivel_intervals"]
+__all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "faster_arcs", "fold_swivels", "swivel_intervals"]
 
 
 def _trig_roots(alpha, beta, gamma):
@@ -208,9 +208,12 @@ def all_intervals(model, target, wrist):
     return circle_intervals(k, circle(k, [float(x) for x in target], float(wrist)))
 
 
-def circle_intervals(k, c):
-    # type: (Arm, Circle) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
-    """:func:`all_intervals` on a circle already built: (branch 0's intervals, branch 1's)."""
+def circle_intervals(k, c, points=True):
+    # type: (Arm, Circle, bool) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
+    """:func:`all_intervals` on a circle already built: (branch 0's intervals, branch 1's).
+
+    With ``points`` False, the single-point intervals are left out (and not looked for).
+    """
     dead0, dead1 = _dead(k, c)
     if dead0 and dead1:
         return [], []
@@ -226,7 +229,7 @@ def circle_intervals(k, c):
     ends = cands[1:] + [cands[0] + 2.0 * math.pi]
     a0, a1 = _judge(k, c, [0.5 * (x + y) for x, y in zip(cands, ends)], [live] * n)
     lone, needs = [], []
-    for i in range(n):
+    for i in range(n if points else 0):
         m = (0 if dead0 or a0[i] or a0[i - 1] else 1) + (0 if dead1 or a1[i] or a1[i - 1] else 2)
         if m:
             lone.append(i)
@@ -237,6 +240,36 @@ def circle_intervals(k, c):
         for j, i in enumerate(lone):
             points[0][i], points[1][i] = p0[j], p1[j]
     return [] if dead0 else _assemble(cands, a0, points[0]), [] if dead1 else _assemble(cands, a1, points[1])
+
+
+def faster_arcs(k, c, q0, seconds):
+    # type: (Arm, Circle, Sequence[float], float) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
+    """The swivel intervals (branch 0's, branch 1's) whose moves from ``q0`` take less than ``seconds``.
+
+    The move time max_j |q_j - q0_j| / v_j is below ``seconds`` exactly where every joint stays within
+    seconds * v_j of its start: a band around the start, which is one more pair of limits per joint. So
+    the set is :func:`circle_intervals` with each joint's limits narrowed to its band (single points left
+    out): where it is empty, no configuration on the circle is nearer than ``seconds``; where not, every
+    swivel inside its intervals is. The circle's WristYaw is held: its own move is part of every one.
+
+    Args:
+        k: the arm; c: the target's circle.
+        q0: the start posture (five floats).
+        seconds: the move time to beat, at full speed.
+
+    Returns:
+        As :func:`circle_intervals`.
+    """
+    if abs(c.wrist - q0[4]) * k.w[4] >= seconds:
+        return [], []
+    lo, hi = list(k.lo), list(k.hi)
+    for j in range(4):
+        r = seconds / k.w[j]
+        if q0[j] - r > lo[j]:
+            lo[j] = q0[j] - r
+        if q0[j] + r < hi[j]:
+            hi[j] = q0[j] + r
+    return circle_intervals(k.limited(lo, hi), c, points=False)
 
 
 def _dead(k, c):

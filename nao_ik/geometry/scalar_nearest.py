@@ -7,7 +7,9 @@ swivels on both ElbowRoll branches, linear-minimax refinement, the limits'
 boundaries by regula falsi, the exact intervals where the ring is too
 coarse, the folds where the branches meet) for a single target, on
 :mod:`nao_ik.geometry.scalar_swivel`: both branches of a swivel from one
-evaluation, the move time and the limits' margin fused into it.
+evaluation, the move time and the limits' margin fused into it. On the joint
+limits alone it ends with a proof that no configuration on the circle is
+nearer (:meth:`Search.beat`), bettering its answer until there is none.
 
 An extra per-swivel constraint plugs in as ``extra``: a function of the five
 joint angles returning a margin (radians or metres, negative = forbidden),
@@ -21,7 +23,7 @@ from __future__ import division
 
 import math
 
-from .intervals import boundary_swivels, circle_intervals, fold_swivels
+from .intervals import boundary_swivels, circle_intervals, faster_arcs, fold_swivels
 from .scalar_swivel import FREE, INF, SLACK, arm, circle, elbow_point, hand_point, swivel_angle
 from .scalar_swivel import second_branch as _second_branch
 
@@ -38,6 +40,10 @@ except ImportError:  # pragma: no cover
 RING = 24
 #: Best local minima of the ring refined (step 2).
 SEEDS = 2
+#: The ring and its seeds where the search ends with its proof (:meth:`Search.beat`, the joint limits alone):
+#: the proof finds what a coarser ring misses, at the cost of one more round there.
+PROVED_RING = 8
+PROVED_SEEDS = 1
 #: Linear-minimax steps (step 2) and the relative step of their derivative.
 STEPS = 8
 DERIV = 1e-7
@@ -73,6 +79,11 @@ PROJECT_DAMPING = 1e-6
 PROJECT_DONE = 1e-7
 PROJECT_TOL = 1e-4
 SEED_RADIUS = 0.05
+
+#: The last step (:meth:`Search.beat`): a move this much shorter (seconds at full speed) is looked for in the
+#: exact intervals where the moves are shorter, at most BEAT_ROUNDS times.
+BEAT = 1e-6
+BEAT_ROUNDS = 4
 
 _PI = math.pi
 _TWO_PI = 2.0 * math.pi
@@ -473,6 +484,27 @@ class Search(object):
                         best = self.refine(q, phi, cost, 0.5 * (hi - lo), branch)
         return best
 
+    def beat(self, best):
+        # type: (Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
+        """The answer proved nearest (to BEAT seconds), or bettered until it is (at most BEAT_ROUNDS times).
+
+        :func:`~nao_ik.geometry.intervals.faster_arcs` gives, in closed form, the swivels whose moves are
+        shorter than the answer's by BEAT: none, and no configuration on the circle is nearer (the proof);
+        else the search refines from the middle of each (inside the limits and nearer, by construction).
+        Only for the joint limits alone (an extra constraint has no closed-form boundaries).
+        """
+        for _ in range(BEAT_ROUNDS):
+            cost = best[2]
+            for branch, ivs in enumerate(faster_arcs(self.k, self.c, self.q0, cost - BEAT)):
+                for lo, hi in ivs:
+                    phi = 0.5 * (lo + hi)
+                    q, got, _ = self.point(phi, branch)
+                    if got < best[2]:
+                        best = self.refine(q, phi, got, 0.5 * (hi - lo), branch)
+            if best[2] >= cost:
+                break
+        return best
+
     def folds(self, phi0, best):
         # type: (float, Tuple[List[float], float, float]) -> Tuple[List[float], float, float]
         """Try the continuations past the folds near the start's swivel and past the answer's own."""
@@ -589,16 +621,17 @@ def _project(k, t, q0):
     return q if e0 * e0 + e1 * e1 + e2 * e2 <= PROJECT_TOL * PROJECT_TOL else None
 
 
-def _seeds(ring, phi0, spacing, branch):
-    # type: (List[Point], float, float, int) -> List[Tuple[List[float], float, float, int]]
-    """Up to SEEDS starts (angles, swivel, cost, branch): the ring's best local minima, or its least violating point."""
+def _seeds(ring, phi0, spacing, branch, most):
+    # type: (List[Point], float, float, int, int) -> List[Tuple[List[float], float, float, int]]
+    """Up to ``most`` starts (angles, swivel, cost, branch): the ring's best local minima, or its least violating
+    point."""
     k = len(ring)
     costs = [r[1] for r in ring]
     if all(cst == INF for cst in costs):
         i = min(range(k), key=lambda i: ring[i][2])
         return [(ring[i][0], phi0 + i * spacing, INF, branch)]
     minima = [i for i in range(k) if costs[i] < INF and costs[i] <= costs[i - 1] and costs[i] <= costs[(i + 1) % k]]
-    best = sorted(minima, key=costs.__getitem__)[:SEEDS]
+    best = sorted(minima, key=costs.__getitem__)[:most]
     return [(ring[i][0], phi0 + i * spacing, costs[i], branch) for i in best]
 
 
@@ -620,8 +653,9 @@ def nearest(model, t, q0, extra=None):
     c = circle(k, t, q0[4])
     search = Search(k, c, q0, extra)
     phi0 = swivel_angle(c, elbow_point(k, q0[0], q0[1]), k.s)
-    spacing = _TWO_PI / RING
-    count = RING
+    ring = RING if extra is not None else PROVED_RING  # the beat follows on the limits alone
+    spacing = _TWO_PI / ring
+    count = ring
     h = hand_point(k, q0)
     if (t[0] - h[0]) ** 2 + (t[1] - h[1]) ** 2 + (t[2] - h[2]) ** 2 <= NEAR * NEAR:
         count = 1
@@ -642,10 +676,10 @@ def nearest(model, t, q0, extra=None):
             beside_start = search.beside(phi0, branches, beside_start)
         if beside_start[2] < INF:
             beside_start = search.past_fold(beside_start)
-        _ring(search, rings, phi0, spacing, 1, RING)
+        _ring(search, rings, phi0, spacing, 1, ring)
     best = None
     for b in branches:
-        for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b):
+        for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b, SEEDS if extra is not None else PROVED_SEEDS):
             run = search.refine(q, phi, cost, 0.5 * spacing, branch)
             if best is None or run[2] < best[2]:
                 best = run
@@ -658,13 +692,16 @@ def nearest(model, t, q0, extra=None):
     missed = close[0] and best[2] == INF
     if two:
         missed = missed or ((best[2] == INF or close[1]) and rings[1][0][1] == INF)
-    if c.reachable and (missed or blocked):
+    if c.reachable and (missed or blocked or (extra is None and best[2] == INF)):
         # Also where the start's swivel is not allowed: the nearest may lie at the end of an interval narrower
         # than the ring's spacing next to it.
         best = search.narrow(best)
     if two:  # folds are where the two branches meet
         best = search.folds(phi0, best)
-    if count == 1 and c.reachable:  # a small move: also from the configuration next to the start
+    if extra is None:  # the limits alone: the proof, bettering the answer where it fails
+        if best[2] < INF:
+            best = search.beat(best)
+    elif count == 1 and c.reachable:  # a small move: also from the configuration next to the start
         seed = _project(k, t, q0)
         if seed is not None:
             best = search.seeded(seed, best)
