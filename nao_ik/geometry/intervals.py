@@ -27,8 +27,12 @@ form, as the roots of an equation ``alpha cos x + beta sin x = gamma``:
 These boundary candidates (at most 32) cut the circle into arcs on which no
 limit changes state; the joint angles at each arc's midpoint decide whether
 the arc is allowed (both ElbowRoll branches), and a candidate that is allowed
-while both neighbours are not is a single-point interval. Extra candidates
-(roots of a line's other half, the second pointing root) only split arcs.
+while both neighbours are not is a single-point interval. Roots that are no
+boundary are left out before they cost an arc: ShoulderPitch's plane also
+holds q1 = bound +- pi, and of the two shoulder roots that point the arm at
+the hand one may have a ShoulderRoll the circle never takes (about half of
+all roots on random targets). A spare root would only split an arc, so
+each test keeps a root that fails it by less than ROOT_SIDE.
 A branch whose ElbowRoll cannot reach inside its limits anywhere on the
 circle, or every branch where the held WristYaw is outside its own, is empty
 without a look at the arcs; the rest are judged in one fused loop
@@ -55,6 +59,8 @@ except ImportError:  # pragma: no cover
 _PI = math.pi
 _TWO_PI = 2.0 * math.pi
 Interval = tuple  # (start, end), radians, -pi <= start <= end <= pi
+#: A root is left out as no boundary only when it is this far (radians, metres) on the wrong side of its test.
+ROOT_SIDE = 1e-9
 
 __all__ = ["SLACK", "Interval", "all_intervals", "boundary_swivels", "faster_arcs", "fold_swivels", "swivel_intervals"]
 
@@ -96,10 +102,15 @@ def boundary_swivels(k, c):
     # ShoulderRoll: (E - S)_y = L1 sin(bound + p).
     out = _trig_roots(u1, w1, l1 * sin(min(max(lr + p, -half), half)) - a1)
     out += _trig_roots(u1, w1, l1 * sin(min(max(hr + p, -half), half)) - a1)
-    # ShoulderPitch: cos(b) (-(E-S)_z) - sin(b) (E-S)_x = 0.
+    # ShoulderPitch: cos(b) (-(E-S)_z) - sin(b) (E-S)_x = 0, the plane of q1 = b and of q1 = b +- pi: only the
+    # half where (E-S)_x cos(b) - (E-S)_z sin(b) >= 0 is q1 = b (kept down to -ROOT_SIDE: a spare root only
+    # splits an arc).
     for b in (lp, hp):
         cb, sb = cos(b), sin(b)
-        out += _trig_roots(-cb * u2 - sb * u0, -cb * w2 - sb * w0, cb * a2 + sb * a0)
+        for x in _trig_roots(-cb * u2 - sb * u0, -cb * w2 - sb * w0, cb * a2 + sb * a0):
+            cx, sx = cos(x), sin(x)
+            if (a0 + cx * u0 + sx * w0) * cb - (a2 + cx * u2 + sx * w2) * sb >= -ROOT_SIDE:
+                out.append(x)
     # Elbow joints, in the ElbowYaw parametrisation.
     ux, uy = k.ux, k.uy
     fx, fy, fz = c.f
@@ -152,7 +163,8 @@ def _swivels(k, c, pairs, d):
     :func:`~nao_ik.geometry.scalar_swivel.swivel_angle` gives it.
     """
     cos, sin, atan2 = math.cos, math.sin, math.atan2
-    ux, uy = k.ux, k.uy
+    ux, uy, p = k.ux, k.uy, k.p
+    half = 0.5 * _PI + ROOT_SIDE
     sx, sy, sz = k.s
     f0, f1, f2 = c.f
     d0, d1, d2 = d
@@ -170,6 +182,11 @@ def _swivels(k, c, pairs, d):
         x = d1 / rp
         th, a0 = atan2(p1, p0), math.asin(-1.0 if x < -1.0 else 1.0 if x > 1.0 else x)
         for q2 in (a0 - th, math.pi - a0 - th):
+            # The circle's own ShoulderRoll is asin((E-S)_y / L1) - p: a root with q2 + p beyond +-pi/2 is no
+            # configuration of the circle (its swivel has other elbow angles), so no boundary.
+            y = (q2 + p + _PI) % _TWO_PI - _PI
+            if y > half or y < -half:
+                continue
             c2, s2 = cos(q2), sin(q2)
             wx = p0 * c2 - p1 * s2
             q1 = atan2(p2 * d0 - wx * d2, wx * d0 + p2 * d2)
