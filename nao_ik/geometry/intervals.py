@@ -251,27 +251,30 @@ def circle_intervals(k, c, points=True):
         if m:
             lone.append(i)
             needs.append(m)
-    points = ([False] * n, [False] * n)
+    alone = ([False] * n, [False] * n)
     if lone:
         p0, p1 = _judge(k, c, [cands[i] for i in lone], needs)
         for j, i in enumerate(lone):
-            points[0][i], points[1][i] = p0[j], p1[j]
-    return [] if dead0 else _assemble(cands, a0, points[0]), [] if dead1 else _assemble(cands, a1, points[1])
+            alone[0][i], alone[1][i] = p0[j], p1[j]
+    return [] if dead0 else _assemble(cands, a0, alone[0]), [] if dead1 else _assemble(cands, a1, alone[1])
 
 
 def faster_arcs(k, c, q0, seconds):
     # type: (Arm, Circle, Sequence[float], float) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
-    """The swivel intervals (branch 0's, branch 1's) whose moves from ``q0`` take less than ``seconds``.
+    """The swivel intervals (branch 0's, branch 1's) whose moves from ``q0`` take at most ``seconds``.
 
-    The move time max_j |q_j - q0_j| / v_j is below ``seconds`` exactly where every joint stays within
+    The move time max_j |q_j - q0_j| / v_j is at most ``seconds`` exactly where every joint stays within
     seconds * v_j of its start: a band around the start, which is one more pair of limits per joint. So
-    the set is :func:`circle_intervals` with each joint's limits narrowed to its band (single points left
-    out): where it is empty, no configuration on the circle is nearer than ``seconds``; where not, every
-    swivel inside its intervals is. The circle's WristYaw is held: its own move is part of every one.
+    the set is :func:`circle_intervals` with each joint's limits narrowed to its band: where it is empty,
+    no configuration on the circle is nearer than ``seconds``; where not, every swivel inside its
+    intervals is. Two approximations, both far below the nearest search's BEAT (1e-6 s): the bands
+    are judged to SLACK (1e-9 rad, so up to about 1e-10 s more), and single-point intervals are left
+    out (a shorter move that is one isolated allowed swivel needs an exact tangency of two bands or
+    limits). The circle's WristYaw is held: its own move is part of every one.
 
     Args:
         k: the arm; c: the target's circle.
-        q0: the start posture (five floats).
+        q0: the start posture (five floats, inside the limits, so that every band lies inside them).
         seconds: the move time to beat, at full speed.
 
     Returns:

@@ -72,7 +72,11 @@ class Arm(object):
 
     def limited(self, lo, hi):
         # type: (Sequence[float], Sequence[float]) -> Arm
-        """The same arm with other joint limits (five each): the limits a search narrows."""
+        """The same arm with other joint limits (five each): the limits a search narrows.
+
+        Everything else is shared, ``model`` (whose limits stay the original ones) and ``flip`` (the side
+        of ElbowRoll's original range, which narrowed limits inside it keep) included.
+        """
         out = Arm.__new__(Arm)
         for name in Arm.__slots__:
             setattr(out, name, getattr(self, name))
