@@ -88,7 +88,7 @@ _TIMER_SETS_FLAGS = """
 import signal, sys, time
 from nao_ik.robot.stop import StopFlag
 flags = []
-signal.signal(signal.SIGALRM, lambda *_: flags[-1].set())
+signal.signal(signal.SIGALRM, lambda *_: flags[-1].set() if flags else None)  # the first may come before a flag
 signal.setitimer(signal.ITIMER_REAL, 2e-4, 2e-4)
 for _ in range(2000):
     flags.append(StopFlag())
