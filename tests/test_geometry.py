@@ -191,3 +191,28 @@ def test_the_fused_arc_judge_agrees_with_the_margins(arm):
             checked += 1
             seen |= {(0, got[0][i]), (1, got[1][i])}
     assert checked > 6000 and {(0, True), (0, False), (1, False)} <= seen  # (branch 1 is allowed only near a fold)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_none_closer_agrees_with_dense_samples(arm):
+    """nearest.none_closer (every joint weighted alike): False wherever a sampled allowed configuration changes
+    every joint less than the bound, True where none does by a margin the samples' spacing cannot hide."""
+    from nao_ik.geometry.nearest import none_closer
+
+    model = arm_model(arm)._replace(body=())
+    phis = np.linspace(-math.pi, math.pi, 4001)
+    seen = {True: 0, False: 0}
+    for start, t in far_pairs(arm, 40, 41) + near_pairs(arm, 40, 42):
+        jumps = []
+        for branch in (0, 1):
+            q, vio = _violations(model, np.asarray(t), start[4], phis, branch)
+            jumps.append(np.where(vio <= 1e-9, np.max(np.abs(q[:, :4] - start[:4]), axis=1), np.inf))
+        least = float(np.min(jumps))
+        if not math.isfinite(least):
+            continue
+        assert not none_closer(model, t, start, least + 1e-9), (start, t, least)
+        below = none_closer(model, t, start, 0.5 * least - 1e-3)  # the samples are 1.6e-3 rad of swivel apart
+        assert below == none_closer(model, t, start, 0.5 * least - 1e-3)  # a pure function
+        seen[below] += 1
+        assert none_closer(model, t, start, -1.0)
+    assert seen[True] > 0, seen

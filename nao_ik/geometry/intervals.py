@@ -50,7 +50,7 @@ import math
 from .scalar_swivel import SLACK, arm, circle
 
 try:  # the type comments' names (typing is not in every Python 2.7)
-    from typing import Any, List, Sequence, Tuple  # noqa: F401
+    from typing import Any, List, Optional, Sequence, Tuple  # noqa: F401
 
     from .scalar_swivel import Arm, Circle  # noqa: F401
 except ImportError:  # pragma: no cover
@@ -259,8 +259,8 @@ def circle_intervals(k, c, points=True):
     return [] if dead0 else _assemble(cands, a0, alone[0]), [] if dead1 else _assemble(cands, a1, alone[1])
 
 
-def faster_arcs(k, c, q0, seconds):
-    # type: (Arm, Circle, Sequence[float], float) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
+def faster_arcs(k, c, q0, seconds, weights=None):
+    # type: (Arm, Circle, Sequence[float], float, Optional[Sequence[float]]) -> Tuple[List[Tuple[float, float]], List[Tuple[float, float]]]
     """The swivel intervals (branch 0's, branch 1's) whose moves from ``q0`` take at most ``seconds``.
 
     The move time max_j |q_j - q0_j| / v_j is at most ``seconds`` exactly where every joint stays within
@@ -276,15 +276,18 @@ def faster_arcs(k, c, q0, seconds):
         k: the arm; c: the target's circle.
         q0: the start posture (five floats, inside the limits, so that every band lies inside them).
         seconds: the move time to beat, at full speed.
+        weights: the five joints' seconds per radian (default the arm's, 1 / maximum velocity); all 1:
+            the largest joint change, radians.
 
     Returns:
         As :func:`circle_intervals`.
     """
-    if abs(c.wrist - q0[4]) * k.w[4] >= seconds:
+    w = k.w if weights is None else weights
+    if abs(c.wrist - q0[4]) * w[4] >= seconds:
         return [], []
     lo, hi = list(k.lo), list(k.hi)
     for j in range(4):
-        r = seconds / k.w[j]
+        r = seconds / w[j]
         if q0[j] - r > lo[j]:
             lo[j] = q0[j] - r
         if q0[j] + r < hi[j]:

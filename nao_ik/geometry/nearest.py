@@ -72,6 +72,7 @@ import numpy as np
 from ..kinematics import chain
 from ..model import ArmModel
 from ..ops import SCALAR, Ops
+from .intervals import faster_arcs
 from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
 from .scalar_nearest import nearest as nearest_scalar
 from .scalar_nearest import nearest_clear as nearest_clear_scalar
@@ -80,6 +81,8 @@ from .scalar_swivel import circle as scalar_circle
 from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take
 
 INF = float("inf")
+#: Every joint's weight 1 s/rad: the move time becomes the largest joint change (:func:`none_closer`).
+_UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
 #: Rows at most this many left in a batch boundary search finish in the scalar one.
 HANDOFF = 8
 
@@ -108,6 +111,20 @@ def move_time(model: ArmModel, q: Sequence[Any], q0: Sequence[Any], ops: Ops) ->
     for j, a, b in zip(model.joints, q, q0):
         out = ops.maximum(out, ops.abs(a - b) * (1.0 / j.max_velocity))
     return out
+
+
+def none_closer(model: ArmModel, t: Sequence[float], q0: Sequence[float], jump: float) -> bool:
+    """Whether no configuration on the target's circle, inside the joint limits, keeps every joint within
+    ``jump`` radians of ``q0`` (one target, WristYaw held at q0's).
+
+    The closed-form intervals of :func:`~nao_ik.geometry.intervals.faster_arcs` with every joint weighted
+    alike, about a third of :func:`nearest`'s cost: a caller with an answer can learn that no solution
+    changes its joints less without searching for the nearest (exact to SLACK; a single allowed swivel,
+    which needs an exact tangency, is left out).
+    """
+    k = arm(model)
+    c = scalar_circle(k, [float(x) for x in t], float(q0[4]))
+    return faster_arcs(k, c, [float(x) for x in q0], jump, _UNIT) == ([], [])
 
 
 def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops, branch: Any) -> tuple:

@@ -13,7 +13,7 @@ SOLVERS: dict[str, SolverSpec] = {
     for s in (
         SolverSpec(
             "analytic", analytic_loop, 100, "closed form: the exact solution nearest to the start posture",
-            analytic_start, False,
+            analytic_start, False, nearest=True,
         ),
         SolverSpec("fabrik", fabrik_loop, 100, "FABRIK on shoulder/elbow/hand, limits projected every pass"),
         SolverSpec("jacobian-transpose", transpose_loop, 1000, "Jacobian transpose with Buss's optimal step"),

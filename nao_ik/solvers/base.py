@@ -135,6 +135,8 @@ class SolverSpec(NamedTuple):
         own_answer: the method keeps its own answer even where it jumps away
             from the start posture (the papers' approximations, reproduced
             as published); every other method answers on the start's side.
+        nearest: the method's answer where it reaches is the nearest
+            solution itself (``analytic``): nothing to compare it with.
     """
 
     name: str
@@ -145,3 +147,4 @@ class SolverSpec(NamedTuple):
     restarts: bool = True
     seeds: Callable[[ArmModel, np.ndarray, np.ndarray], np.ndarray] | None = None
     own_answer: bool = False
+    nearest: bool = False

@@ -11,7 +11,12 @@ answer that moves some joint more than JUMP_SLACK further than that nearest
 solution needs (the method converged on another swivel or branch, or a network
 chose one) continues from the nearest solution instead, which is exact, so the
 loop only confirms it. The papers' approximations (``own_answer``) keep their
-own answers.
+own answers. The search for that nearest solution is skipped where its answer
+is known: ``analytic``'s answer is it; and where the closed-form intervals
+show that no solution changes the joints JUMP_SLACK less than the answer
+(:func:`nao_ik.geometry.nearest.none_closer`, a third of the search's cost;
+tried for the methods that iterate from the caller's start, whose answers
+mostly lie next to it), the comparison would keep the answer anyway.
 
 Every final answer then goes through the body check (:mod:`nao_ik.solvers.safety`):
 clear of the arm model's body, or replaced by the nearest clear solution, or
@@ -25,7 +30,7 @@ from typing import Sequence
 import numpy as np
 
 from ..geometry.closest import closest, halton
-from ..geometry.nearest import nearest
+from ..geometry.nearest import nearest, none_closer
 from ..geometry.swivel import swivel_seeds
 from ..kinematics import forward, forward_batch
 from ..model import ArmModel
@@ -190,7 +195,12 @@ def _single(
         return _restarted(spec, model, target, q0, tol, max_iter, best)
     near = None
     if best.error <= tol:
-        if _jump(best.q, q0) <= JUMP_SLACK:
+        if spec.nearest or _jump(best.q, q0) <= JUMP_SLACK:
+            return best
+        if spec.start is None and none_closer(model, target, q0, _jump(best.q, q0) - JUMP_SLACK):
+            # A method that iterated from the caller's start mostly lands next to it: where no solution
+            # changes the joints JUMP_SLACK less, neither does the nearest, and the test below would keep
+            # this answer too without the search for it (a network's proposal mostly is not the nearest).
             return best
         near = nearest(model, target, q0, SCALAR)
         if not near.found or _jump(best.q, q0) <= _jump(near.q, q0) + JUMP_SLACK:
