@@ -694,7 +694,8 @@ def nearest(model, t, q0, extra=None):
         missed = missed or ((best[2] == INF or close[1]) and rings[1][0][1] == INF)
     if c.reachable and (missed or blocked or (extra is None and best[2] == INF)):
         # Also where the start's swivel is not allowed: the nearest may lie at the end of an interval narrower
-        # than the ring's spacing next to it.
+        # than the ring's spacing next to it. And wherever the proved path's coarse ring found nothing: the
+        # proof needs an answer to start from, and the exact intervals have one if any exists.
         best = search.narrow(best)
     if two:  # folds are where the two branches meet
         best = search.folds(phi0, best)
