@@ -2,9 +2,10 @@
 
 ``analytic`` answers the exact solution whose move from the start takes least
 time (:mod:`nao_ik.geometry.nearest`), found by a search along the elbow's
-swivel circle that a single solve ends with a closed-form proof (a batch
-does not). Here each answer's move time, of single solves and of one
-``solve_batch`` of the same pairs, is compared with the best of
+swivel circle that ends with a closed-form proof (a single solve's own, and
+for ``solve_batch`` with a start per target :mod:`nao_ik.geometry.proof`).
+Here each answer's move time, of single solves and of one ``solve_batch``
+of the same pairs, is compared with the best of
 :func:`nao_ik.solve_all`'s solutions sampled every 0.5 degree of swivel, on the
 arm's joint limits alone, for two kinds of start/target pairs:
 
@@ -43,7 +44,7 @@ STRAIGHT = 0.15
 
 class NearestRow(NamedTuple):
     """One arm x kind line: pairs, answers farther than sampled, the worst excess (s), median solve (µs); the same
-    of ``solve_batch`` on all the pairs at once (no proof: see :mod:`nao_ik.geometry.nearest`)."""
+    of ``solve_batch`` on all the pairs at once."""
 
     arm: str
     kind: str
@@ -92,10 +93,10 @@ def excess(arm: str, start: Sequence[float], target: Sequence[float]) -> tuple[f
     t0 = time.perf_counter()
     sol = api.solve(target, model, "analytic", initial=start)
     took = time.perf_counter() - t0
-    return _over(model, sol.angles, start, target), took
+    return over_sampled(model, sol.angles, start, target), took
 
 
-def _over(model, angles: Sequence[float], start: Sequence[float], target: Sequence[float]) -> float:
+def over_sampled(model, angles: Sequence[float], start: Sequence[float], target: Sequence[float]) -> float:
     """How much longer the move to ``angles`` takes than the best of solve_all's 0.5-degree samples, seconds."""
     mine = move_time(model, angles, start, SCALAR)
     sampled = solve_all(target, model, wrist=start[4], step_deg=0.5).solutions
@@ -110,7 +111,7 @@ def bench_arm(arm: str, pairs: int, seed: int = 0) -> list[NearestRow]:
         over = [e for e, _ in got]
         model = arm_model(arm)._replace(body=())
         batch = api.solve_batch([t for _, t in cases], model, "analytic", initial=[s for s, _ in cases]).angles
-        b_over = [_over(model, q, s, t) for q, (s, t) in zip(batch, cases)]
+        b_over = [over_sampled(model, q, s, t) for q, (s, t) in zip(batch, cases)]
         rows.append(NearestRow(arm, kind, len(got), sum(e > TOLERANCE for e in over), max(0.0, max(over)),
                                1e6 * float(np.median([d for _, d in got])), sum(e > TOLERANCE for e in b_over),
                                max(0.0, max(b_over))))  # fmt: skip

@@ -30,7 +30,9 @@ from typing import Sequence
 import numpy as np
 
 from ..geometry.closest import closest, halton
-from ..geometry.nearest import nearest, none_closer
+from ..geometry.nearest import move_time, nearest, none_closer
+from ..geometry.proof import shorter_exists
+from ..geometry.scalar_nearest import BEAT
 from ..geometry.swivel import swivel_seeds
 from ..kinematics import forward, forward_batch
 from ..model import ArmModel
@@ -358,7 +360,9 @@ def _run_block(
             q, err, clamped = _continuous(model, targets, caller, q0.copy(), err, clamped, tol)
         return Run(q, err, iters, clamped)
     q, err, iters = _chunked(spec, model, targets, q0.copy(), tol, max_iter)
-    if continuous and not spec.own_answer:
+    if continuous and spec.nearest:
+        q, err = _proved(model, targets, caller, q, err, tol)
+    elif continuous and not spec.own_answer:
         q, err, clamped = _continuous(model, targets, caller, q, err, clamped, tol)
     # The failures: every restart seed at once, one batch of targets x seeds.
     todo = np.flatnonzero((err > tol) & ~_far(model, targets)) if spec.restarts else np.zeros(0, dtype=int)
@@ -379,6 +383,25 @@ def _run_block(
         q[todo[better]] = qs[rows[better]]
         err[todo[better]] = errs[np.arange(todo.size), pick][better]
     return Run(q, err, iters, clamped)
+
+
+def _proved(model: ArmModel, targets: np.ndarray, caller: np.ndarray, q: np.ndarray, err: np.ndarray,
+            tol: float) -> tuple:  # fmt: skip
+    """``analytic``'s batch answers made the nearest, as a single solve's are (its answer is the nearest
+    already, so :func:`_continuous` has nothing to compare): where the batch's proof
+    (:func:`nao_ik.geometry.proof.shorter_exists`) finds a move shorter by BEAT, the target's answer is
+    the single solve's (:func:`nao_ik.geometry.nearest.nearest`, which proves its own)."""
+    rows = np.flatnonzero(err <= tol)
+    if rows.size == 0:
+        return q, err
+    start = [caller[rows, j] for j in range(5)]
+    sec = move_time(model, [q[rows, j] for j in range(5)], start, ARRAY) - BEAT
+    for i in rows[shorter_exists(model, [targets[rows, k] for k in range(3)], start, sec)]:
+        near = nearest(model, targets[i].tolist(), caller[i].tolist(), SCALAR)
+        if near.found:
+            q[i] = model.clamp(near.q)
+            err[i] = float(np.linalg.norm(forward(model, q[i]) - targets[i]))
+    return q, err
 
 
 def _continuous(model: ArmModel, targets: np.ndarray, caller: np.ndarray, q: np.ndarray, err: np.ndarray,
