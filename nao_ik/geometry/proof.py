@@ -7,7 +7,9 @@ none. Here the same test runs elementwise over many targets: the boundaries of t
 (:func:`~nao_ik.geometry.intervals.boundary_swivels`, the roots that are no boundary left out as
 there), sorted per target, cut each circle into arcs, and the configurations at the arcs' middles,
 both ElbowRoll branches, decide whether any arc is allowed. Single allowed points are left out, as
-``faster_arcs`` leaves them out.
+``faster_arcs`` leaves them out, and so are arcs narrower than 1e-12 rad (``faster_arcs`` judges
+those; they arise only within about 1e-11 s of the nearest move time, far below the BEAT the
+callers subtract).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ def shorter_exists(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], seconds
     mid = 0.5 * (cands + nxt)
     arc = (slot < count[:, None]) & (nxt - cands > 1e-12)  # a repeated root is no arc
     mid = np.where(count[:, None] == 0, np.where(slot == 0, 0.0, np.nan), np.where(arc, mid, np.nan))
+    mid[seconds <= 0.0] = np.nan  # no move takes at most no time (faster_arcs' own test)
     rows, cols = np.nonzero(~np.isnan(mid))
     found = np.zeros(n, dtype=bool)
     if rows.size == 0:

@@ -398,7 +398,8 @@ def _proved(model: ArmModel, targets: np.ndarray, caller: np.ndarray, q: np.ndar
     sec = move_time(model, [q[rows, j] for j in range(5)], start, ARRAY) - BEAT
     for i in rows[shorter_exists(model, [targets[rows, k] for k in range(3)], start, sec)]:
         near = nearest(model, targets[i].tolist(), caller[i].tolist(), SCALAR)
-        if near.found:
+        # Taken only where nearer: with the body the shorter moves the proof finds may all be blocked.
+        if near.found and near.seconds < move_time(model, q[i], caller[i], SCALAR):
             q[i] = model.clamp(near.q)
             err[i] = float(np.linalg.norm(forward(model, q[i]) - targets[i]))
     return q, err
