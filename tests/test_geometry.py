@@ -212,7 +212,8 @@ def test_none_closer_agrees_with_dense_samples(arm):
             continue
         assert not none_closer(model, t, start, least + 1e-9), (start, t, least)
         below = none_closer(model, t, start, 0.5 * least - 1e-3)  # the samples are 1.6e-3 rad of swivel apart
-        assert below == none_closer(model, t, start, 0.5 * least - 1e-3)  # a pure function
+        if below:  # none within a bound: none within a smaller one either
+            assert none_closer(model, t, start, 0.25 * least), (start, t, least)
         seen[below] += 1
         assert none_closer(model, t, start, -1.0)
     assert seen[True] > 0, seen

@@ -30,9 +30,9 @@ the arc is allowed (both ElbowRoll branches), and a candidate that is allowed
 while both neighbours are not is a single-point interval. Roots that are no
 boundary are left out before they cost an arc: ShoulderPitch's plane also
 holds q1 = bound +- pi, and of the two shoulder roots that point the arm at
-the hand one may have a ShoulderRoll the circle never takes (about half of
-all roots on random targets). A spare root would only split an arc, so
-each test keeps a root that fails it by less than ROOT_SIDE.
+the hand one may have a ShoulderRoll the circle never takes. A spare root
+would only split an arc, so each test keeps a root that fails it by less
+than ROOT_SIDE.
 A branch whose ElbowRoll cannot reach inside its limits anywhere on the
 circle, or every branch where the held WristYaw is outside its own, is empty
 without a look at the arcs; the rest are judged in one fused loop

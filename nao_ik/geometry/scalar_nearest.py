@@ -315,80 +315,36 @@ class Search(object):
         point there), so the pair meeting highest gives the minimum. Outside
         the trust region, its nearer end.
         """
-        p0, p1, p2, p3, w0, w1, w2, w3, _, _ = self.mv
-        d0, d1, d2, d3 = self.wd
-        # The lines (a_j, b_j) made rising (ra, rb) and falling (fa, fb), written out for j = 0..3; a level line
-        # bounds both sides.
-        x = q[0]
-        a = (x - p0) * w0
-        b = (qd[0] - x) * d0
-        if b > 0.0:
-            ra0, rb0, fa0, fb0 = a, b, -a, -b
-        elif b < 0.0:
-            ra0, rb0, fa0, fb0 = -a, -b, a, b
-        else:
-            ra0 = fa0 = abs(a)
-            rb0 = fb0 = 0.0
-        x = q[1]
-        a = (x - p1) * w1
-        b = (qd[1] - x) * d1
-        if b > 0.0:
-            ra1, rb1, fa1, fb1 = a, b, -a, -b
-        elif b < 0.0:
-            ra1, rb1, fa1, fb1 = -a, -b, a, b
-        else:
-            ra1 = fa1 = abs(a)
-            rb1 = fb1 = 0.0
-        x = q[2]
-        a = (x - p2) * w2
-        b = (qd[2] - x) * d2
-        if b > 0.0:
-            ra2, rb2, fa2, fb2 = a, b, -a, -b
-        elif b < 0.0:
-            ra2, rb2, fa2, fb2 = -a, -b, a, b
-        else:
-            ra2 = fa2 = abs(a)
-            rb2 = fb2 = 0.0
-        x = q[3]
-        a = (x - p3) * w3
-        b = (qd[3] - x) * d3
-        if b > 0.0:
-            ra3, rb3, fa3, fb3 = a, b, -a, -b
-        elif b < 0.0:
-            ra3, rb3, fa3, fb3 = -a, -b, a, b
-        else:
-            ra3 = fa3 = abs(a)
-            rb3 = fb3 = 0.0
-        rising = ((ra0, rb0), (ra1, rb1), (ra2, rb2), (ra3, rb3))
+        mv, wd = self.mv, self.wd
+        rising, falling = [], []
+        for j in range(4):  # the lines (a_j, b_j) made rising and falling; a level line bounds both sides
+            x = q[j]
+            a = (x - mv[j]) * mv[4 + j]
+            b = (qd[j] - x) * wd[j]
+            if b > 0.0:
+                rising.append((a, b))
+                falling.append((-a, -b))
+            elif b < 0.0:
+                rising.append((-a, -b))
+                falling.append((a, b))
+            else:
+                rising.append((abs(a), 0.0))
+                falling.append((abs(a), 0.0))
         top = 0.0
         for ap, bp in rising:
-            # Each falling line's meeting height with this one; two level lines: the higher bounds the
-            # minimum, anywhere.
-            den = bp - fb0
-            h = ap + bp * ((fa0 - ap) / den) if den > 1e-12 else ap if ap > fa0 else fa0
-            if h > top:
-                top = h
-            den = bp - fb1
-            h = ap + bp * ((fa1 - ap) / den) if den > 1e-12 else ap if ap > fa1 else fa1
-            if h > top:
-                top = h
-            den = bp - fb2
-            h = ap + bp * ((fa2 - ap) / den) if den > 1e-12 else ap if ap > fa2 else fa2
-            if h > top:
-                top = h
-            den = bp - fb3
-            h = ap + bp * ((fa3 - ap) / den) if den > 1e-12 else ap if ap > fa3 else fa3
-            if h > top:
-                top = h
-        # Every delta where no line exceeds that minimum; the one nearest the current swivel (min/max written
-        # out as their comparisons).
+            for an, bn in falling:  # their meeting height; two level lines: the higher bounds it, anywhere
+                den = bp - bn
+                h = ap + bp * ((an - ap) / den) if den > 1e-12 else ap if ap > an else an
+                if h > top:
+                    top = h
+        # Every delta where no line exceeds that minimum; the one nearest the current swivel.
         lo, hi = -INF, INF
         for a, b in rising:
             if b > 0.0:
                 x = (top - a) / b
                 if x < hi:
                     hi = x
-        for a, b in ((fa0, fb0), (fa1, fb1), (fa2, fb2), (fa3, fb3)):
+        for a, b in falling:
             if b < 0.0:
                 x = (top - a) / b
                 if x > lo:
@@ -400,24 +356,13 @@ class Search(object):
 
     def predicted(self, q, qd, delta):
         """The linearised move time after a step delta (see :meth:`minimax`)."""
-        p0, p1, p2, p3, w0, w1, w2, w3, out, _ = self.mv  # out: the held WristYaw's time (self.base)
-        d0, d1, d2, d3 = self.wd
-        x = q[0]
-        x = abs((x - p0) * w0 + (qd[0] - x) * d0 * delta)
-        if x > out:  # max(out, x), written out
-            out = x
-        x = q[1]
-        x = abs((x - p1) * w1 + (qd[1] - x) * d1 * delta)
-        if x > out:
-            out = x
-        x = q[2]
-        x = abs((x - p2) * w2 + (qd[2] - x) * d2 * delta)
-        if x > out:
-            out = x
-        x = q[3]
-        x = abs((x - p3) * w3 + (qd[3] - x) * d3 * delta)
-        if x > out:
-            out = x
+        mv, wd = self.mv, self.wd
+        out = mv[8]  # the held WristYaw's time (self.base)
+        for j in range(4):
+            x = q[j]
+            x = abs((x - mv[j]) * mv[4 + j] + (qd[j] - x) * wd[j] * delta)
+            if x > out:
+                out = x
         return out
 
     def boundary(self, inside, outside, branch):
@@ -571,9 +516,9 @@ def _project(k, t, q0):
     joints from ``q0`` (WristYaw held, the Jacobian by forward differences of the float kinematics, each step
     kept within the limits); None where it does not get within PROJECT_TOL.
 
-    Near a fold or a limit the start's own swivel can lead the search to a far solution on a small move
-    (1 % of 800 small moves missed the nearest by up to 0.085 s); this configuration's swivel and branch do
-    not (0 of the 800).
+    Near a fold or a limit the start's own swivel can lead the search to a far solution on a small move; this
+    configuration's swivel and branch lie next to the start. Used where no proof follows (the search within
+    an extra constraint).
     """
     q = [q0[0], q0[1], q0[2], q0[3], q0[4]]
     lo, hi = k.lo, k.hi
