@@ -22,12 +22,23 @@ from nao_ik.model import arm_model
 #: Points sampled along each link (both ends included).
 SAMPLES = 12
 
-_AXES = [(np.asarray(c.a, dtype=float), np.asarray(c.b, dtype=float) - np.asarray(c.a, dtype=float), c.radius, c.part)
-         for c in BODY]  # fmt: skip
+# The body's capsule axes (start a, direction d, 1/|d|^2 or 0 for a sphere), radii and parts; the links'.
+_A = np.array([c.a for c in BODY], dtype=float)
+_D = np.array([c.b for c in BODY], dtype=float) - _A
+_DD = np.einsum("ij,ij->i", _D, _D)
+_INV = np.divide(1.0, _DD, out=np.zeros_like(_DD), where=_DD > 0.0)
+_RADII = np.array([c.radius for c in BODY], dtype=float)
+_PARTS = [c.part for c in BODY]
+_U = np.linspace(0.0, 1.0, SAMPLES)[None, :, None]
+_SKIP = np.array([ln.skip for ln in LINKS], dtype=float)[:, None]
+_LINK_RADII = np.array([ln.radius for ln in LINKS], dtype=float)[:, None]
 
 
 def arm_clearance(arm: str, angles: Sequence[float]) -> tuple[float, str]:
     """(distance of the arm's links to the body, metres (negative: overlap); the nearest part).
+
+    Every link's samples against every capsule at once (the stub runs this each control cycle an arm
+    moves, inside the ALMotion calls the service waits for).
 
     Args:
         arm: ``"LArm"`` or ``"RArm"``.
@@ -35,19 +46,14 @@ def arm_clearance(arm: str, angles: Sequence[float]) -> tuple[float, str]:
     """
     ch = chain(arm_model(arm), [float(a) for a in angles])
     pts = {0: ch.origins[0], 2: ch.origins[2], 4: ch.origins[4], 5: ch.hand}
-    u = np.linspace(0.0, 1.0, SAMPLES)
-    best, part = np.inf, ""
-    for ln in LINKS:
-        p, e = np.asarray(pts[ln.start]), np.asarray(pts[ln.end])
-        p = p + ln.skip * (e - p)
-        samples = p[None, :] + u[:, None] * (e - p)[None, :]
-        for a, d, radius, name in _AXES:
-            dd = float(d @ d)
-            w = np.zeros(SAMPLES) if dd == 0.0 else np.clip((samples - a) @ d / dd, 0.0, 1.0)
-            gap = float(np.min(np.linalg.norm(samples - (a + w[:, None] * d), axis=1))) - radius - ln.radius
-            if gap < best:
-                best, part = gap, name
-    return best, part
+    p = np.array([pts[ln.start] for ln in LINKS], dtype=float)
+    e = np.array([pts[ln.end] for ln in LINKS], dtype=float)
+    p = p + _SKIP * (e - p)
+    rel = (p[:, None, :] + _U * (e - p)[:, None, :])[:, :, None, :] - _A  # (link, sample, capsule, xyz)
+    w = np.clip(np.einsum("lscj,cj->lsc", rel, _D) * _INV, 0.0, 1.0)
+    gap = np.linalg.norm(rel - w[..., None] * _D, axis=3).min(axis=1) - _RADII - _LINK_RADII  # (link, capsule)
+    k = int(np.argmin(gap))  # the first smallest, links then capsules in order
+    return float(gap.flat[k]), _PARTS[k % len(_PARTS)]
 
 
 def collides(arm: str, angles: Sequence[float]) -> tuple[bool, str]:
