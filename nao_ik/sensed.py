@@ -21,7 +21,11 @@ arm's last command, which an older reading does not show). After sending a
 command the service asks for one at once (:meth:`SensedCache.follow`) without
 waiting: the caller's next call, which comes at least one client round trip
 later, finds it answered or on its way and waits only for the rest of it,
-instead of a whole robot round trip of its own.
+instead of a whole robot round trip of its own. A command moves the arm, not
+its motors' stiffness: that reading asks for the angles only (one call behind
+the command instead of two) and takes the stiffnesses of the newest full
+reading, usable while those are at most :data:`MAX_AGE` old like any cached
+stiffness.
 """
 
 from __future__ import annotations
@@ -45,20 +49,25 @@ SLOW_COUNT = 3
 
 
 class Reading(NamedTuple):
-    """One reading of the arms: when it was asked for and answered (monotonic seconds), angles and stiffnesses."""
+    """One reading of the arms: when it was asked for and answered (monotonic seconds), angles and stiffnesses.
+
+    ``stiffness_asked``: when its stiffnesses were asked for (``asked``, or earlier for a :meth:`SensedCache.follow`
+    reading, which takes them from an older one).
+    """
 
     asked: float
     answered: float
     angles: dict
     stiffness: dict
+    stiffness_asked: float
 
 
 class _InFlight(NamedTuple):
-    """A reading asked for and not yet collected: when, and the two calls."""
+    """A reading asked for and not yet collected: when, and its calls (no stiffness call for a follow-up)."""
 
     asked: float
     angles: Pending
-    stiffness: Pending
+    stiffness: Pending | None
 
 
 class SensedCache:
@@ -105,24 +114,26 @@ class SensedCache:
             reading = self._reading
             self._warm_until = now + WARM
             flight = self._flight
-        if fresh or reading is None or now - reading.asked > self._max_age or reading.asked <= since:
-            if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age:
-                reading = self._collect(flight, budget, shared=True)  # asked after the command: wait for the rest
+        if fresh or reading is None or now - reading.stiffness_asked > self._max_age or reading.asked <= since:
+            if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age and (
+                reading is not None and now - reading.stiffness_asked <= self._max_age
+            ):  # asked after the command, the stiffnesses it will take young enough: wait for the rest
+                reading = self._collect(flight, budget, shared=True)
             else:
                 reading = self._fetch(budget)
         self._ensure_poller(now)
         return [reading.angles[n] for n in names], [reading.stiffness[n] for n in names], reading
 
     def follow(self, budget: float) -> None:
-        """Ask for a reading now without waiting for it (after a command: the next call may need one
-        asked after it, see the module docstring). A failure to send is left to the next reading.
+        """Ask for the angles now without waiting for them (after a command: the next call may need a
+        reading asked after it, see the module docstring). A failure to send is left to the next reading.
 
         Args:
             budget: seconds the caller may spend getting ALMotion's proxy (its call's time left).
         """
         asked = time.monotonic()
         try:
-            flight = _InFlight(asked, *self._start(budget))
+            flight = _InFlight(asked, self._link.start("getAngles", self._names, True, budget=budget), None)
         except RuntimeError:
             return
         with self._lock:
@@ -166,13 +177,21 @@ class SensedCache:
             n = len(self._names)
             cancel = not shared
             a = reply_numbers(self._link.result(flight.angles, budget, cancel), n, "ALMotion.getAngles")
-            stiff = self._link.result(flight.stiffness, _left(start, budget), cancel)
-            s = reply_numbers(stiff, n, "ALMotion.getStiffnesses")
+            if flight.stiffness is not None:
+                stiff = self._link.result(flight.stiffness, _left(start, budget), cancel)
+                s = dict(zip(self._names, reply_numbers(stiff, n, "ALMotion.getStiffnesses")))
         except RuntimeError:
             if not shared or _answered(flight):  # the robot failed (or answered nonsense), not this caller's patience
                 self.invalidate()
             raise
-        reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), dict(zip(self._names, s)))
+        if flight.stiffness is not None:
+            reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), s, asked)
+        else:  # a follow-up: the stiffnesses of the newest full reading (read_timed checked their age)
+            with self._lock:
+                full = self._reading
+            if full is None:  # dropped meanwhile (a failure, a new ALMotion): read them with the angles again
+                return self._fetch(_left(start, budget))
+            reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), full.stiffness, full.stiffness_asked)
         with self._lock:
             if self._reading is None or self._reading.asked < asked:
                 self._reading = reading
@@ -214,8 +233,8 @@ class SensedCache:
 
 
 def _answered(flight: _InFlight) -> bool:
-    """Both calls of a reading have finished (answered, failed or cancelled)."""
-    return flight.angles.future.isFinished() and flight.stiffness.future.isFinished()
+    """All calls of a reading have finished (answered, failed or cancelled)."""
+    return flight.angles.future.isFinished() and (flight.stiffness is None or flight.stiffness.future.isFinished())
 
 
 def _left(since: float, budget: float) -> float:

@@ -63,18 +63,33 @@ def test_a_failed_reading_is_raised_and_drops_the_cache(cache):
 
 
 def test_a_reading_asked_after_a_command_is_collected_not_asked_again(cache):
-    """follow() asks at once; a call that needs a reading newer than the command waits for that one."""
+    """follow() asks for the angles at once; a call that needs a reading newer than the command waits for that one."""
     link, c = cache
     c.read(NAMES, 1.0)
     sent = time.monotonic()  # a command goes out: the cached reading predates it
     c.follow(1.0)
-    assert len(link.calls) == 4  # asked, not waited for
-    c.read_timed(NAMES, 1.0, since=sent)
-    assert len(link.calls) == 4  # the follow-up reading served it
+    assert link.calls == ["getAngles", "getStiffnesses", "getAngles"]  # the angles only, asked, not waited for
+    angles, stiffness, reading = c.read_timed(NAMES, 1.0, since=sent)
+    assert len(link.calls) == 3  # the follow-up reading served it
+    assert angles == [3.0, 1.0] and stiffness == [1.0, 0.0]  # its angles, the full reading's stiffnesses
+    assert reading.asked > sent > reading.stiffness_asked
     later = time.monotonic()  # another command: the follow-up predates it too
     c.read_timed(NAMES, 1.0, since=later)
-    assert len(link.calls) == 6  # read again
+    assert len(link.calls) == 5  # read again, both
     c.follow(1.0)
     time.sleep(MAX_AGE + 0.005)
     c.read_timed(NAMES, 1.0, since=later)
-    assert len(link.calls) == 10  # the follow-up was too old by then: read again
+    assert len(link.calls) == 8  # the follow-up was too old by then: read again
+
+
+def test_a_follow_up_is_not_used_with_stiffnesses_too_old(cache):
+    """The follow-up takes the newest full reading's stiffnesses only while those are at most MAX_AGE old."""
+    link, c = cache
+    c.read(NAMES, 1.0)
+    time.sleep(MAX_AGE * 0.75)
+    sent = time.monotonic()
+    c.follow(1.0)
+    time.sleep(MAX_AGE * 0.5)  # the follow-up is young, the stiffnesses it would take are not
+    _, _, reading = c.read_timed(NAMES, 1.0, since=sent)
+    assert link.calls == ["getAngles", "getStiffnesses", "getAngles", "getAngles", "getStiffnesses"]
+    assert reading.stiffness_asked == reading.asked > sent  # a full reading of its own
