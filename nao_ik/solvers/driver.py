@@ -25,12 +25,12 @@ reported with a reason.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from ..geometry.closest import closest, halton
-from ..geometry.nearest import move_time, nearest, none_closer
+from ..geometry.nearest import Nearest, move_time, nearest, none_closer
 from ..geometry.proof import shorter_exists
 from ..geometry.scalar_nearest import BEAT
 from ..geometry.swivel import swivel_seeds
@@ -211,11 +211,8 @@ def _single(
     if near is None and _far(model, np.asarray(target)[None, :])[0]:
         return best
     near = near or nearest(model, target, q0, SCALAR)
-    seeds = [model.clamp(near.q)] if near.found else []
-    if spec.restarts:
-        seeds += _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist()
     first = best
-    for seed in seeds:
+    for seed in _seeds(spec, model, target, q0, near):
         run = spec.loop(model, target, seed, tol, max_iter, SCALAR)
         total += run.iterations
         if first.error <= tol:  # a jump replaced by the nearest exact solution
@@ -226,6 +223,15 @@ def _single(
         if best.error <= tol:
             break
     return Run(best.q, best.error, total, best.clamped if best is first else None)
+
+
+def _seeds(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], near: Nearest) -> Iterator:
+    """The nearest exact solution (if found), then the restart postures: made only if it does not reach
+    (from an exact solution the loop mostly stops at once; the restarts cost a swivel sweep)."""
+    if near.found:
+        yield model.clamp(near.q)
+    if spec.restarts:
+        yield from _restarts(spec, model, np.asarray(target)[None, :], np.array([q0[4]]))[0].tolist()
 
 
 def _restarted(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0: Sequence[float], tol: float,
