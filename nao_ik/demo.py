@@ -118,7 +118,8 @@ def run_demo(
                         list(r["angles"]),
                     )
                 )
-        # What a call costs against one robot round trip, measured in the same run.
+        # What a call costs against one robot round trip, measured in the same run, the reaches at the
+        # service's default speed (the demo's own moves are faster) like nao-ik loadtest's.
         costs = measure(ik, motion, rounds) if rounds > 0 else []
         if viewer is not None:
             if view_wait > 0:

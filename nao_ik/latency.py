@@ -4,7 +4,10 @@ Used by ``nao-ik loadtest`` and ``nao-ik demo``. The calls take turns (one of
 each per round, ``rounds`` rounds), so a slow spell of a shared machine falls
 on all of them alike; each row is the median over its calls, and the ratio is
 against ``ALMotion.getAngles`` measured in the same rounds: the cost of one
-robot round trip as the client sees it.
+robot round trip as the client sees it. The reaches run at one speed, the
+service's default unless told: the check of a command sent while the arm
+still moves covers the arm's way until the command arrives, longer for a
+faster arm.
 """
 
 from __future__ import annotations
@@ -31,17 +34,30 @@ class CallCost(NamedTuple):
     solve_us: float  # NaN for the calls that solve nothing
 
 
-def measure(ik: Any, motion: Any, rounds: int = 300) -> list[CallCost]:
+def measure(ik: Any, motion: Any, rounds: int = 300, speed: float | None = None) -> list[CallCost]:
     """Time ``rounds`` rounds of every call (the robot must be awake).
 
     Args:
         ik: the ``NaoArmIK`` proxy.
         motion: the ``ALMotion`` proxy (the same robot).
         rounds: calls of each kind.
+        speed: the reaches' fractionMaxSpeed (default: the service's :data:`~nao_ik.service.DEFAULT_SPEED`);
+            the service's own default is set to it meanwhile and put back after.
 
     Returns:
         One row per call, ``ALMotion.getAngles`` first.
     """
+    from .service import DEFAULT_SPEED
+
+    before = ik.getSpeed()
+    ik.setSpeed(DEFAULT_SPEED if speed is None else speed)
+    try:
+        return _measure(ik, motion, rounds)
+    finally:
+        ik.setSpeed(before)
+
+
+def _measure(ik: Any, motion: Any, rounds: int) -> list[CallCost]:
     names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
     calls: dict[str, Callable[[int], Any]] = {
         "ALMotion.getAngles": lambda k: motion.getAngles(names, True),
@@ -78,9 +94,15 @@ def reach_ratio(rows: Sequence[CallCost]) -> float:
     return max(r.ratio for r in rows if r.call.startswith("NaoArmIK.reachTo"))
 
 
-def format_costs(rows: Sequence[CallCost], latency_ms: float) -> str:
-    """A markdown table of a measurement, with the robot's simulated latency in its title."""
-    title = f"client-side cost per call, medians of {rows[0].calls} calls each, robot latency {latency_ms:g} ms:"
+def format_costs(rows: Sequence[CallCost], latency_ms: float, speed: float | None = None) -> str:
+    """A markdown table of a measurement, with the robot's simulated latency and the reaches' speed in its title
+    (``speed``: as given to :func:`measure`)."""
+    if speed is None:
+        from .service import DEFAULT_SPEED
+
+        speed = DEFAULT_SPEED
+    title = (f"client-side cost per call, medians of {rows[0].calls} calls each, robot latency {latency_ms:g} ms, "
+             f"reaches at fractionMaxSpeed {speed:g}:")  # fmt: skip
     lines = [title, "", "| call (client side) | µs | x getAngles | of which the solve (µs) |", "|---|---|---|---|"]
     lines += [
         f"| {r.call} | {r.median_us:,.0f} | {r.ratio:.2f} | {'' if math.isnan(r.solve_us) else f'{r.solve_us:,.0f}'} |"
