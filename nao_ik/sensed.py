@@ -13,8 +13,9 @@ never underestimated); a call takes the cached reading only if it is at most
 When the robot's round trip alone exceeds that age (:data:`SLOW_COUNT` times
 in a row), the polling is useless and stops for :data:`SLOW_PAUSE` seconds;
 every call then reads fresh.
-A failed reading drops the cache: the next call reads fresh and gets the
-robot's error itself.
+A failed reading drops the cache (so does a new ALMotion): the next call
+reads fresh and gets the robot's error itself, and a reading asked before the
+drop is not kept when it answers later.
 
 A call may also need a reading asked after some moment (``since``: the
 arm's last command, which an older reading does not show). After sending a
@@ -24,8 +25,9 @@ later, finds it answered or on its way and waits only for the rest of it,
 instead of a whole robot round trip of its own. A command moves the arm, not
 its motors' stiffness: that reading asks for the angles only (one call behind
 the command instead of two) and takes the stiffnesses of the newest full
-reading, usable while those are at most :data:`MAX_AGE` old like any cached
-stiffness.
+reading (kept apart from the angles, so the newest stiffnesses are used
+whichever reading has the newest angles), usable while those are at most
+:data:`MAX_AGE` old like any cached stiffness.
 """
 
 from __future__ import annotations
@@ -63,11 +65,13 @@ class Reading(NamedTuple):
 
 
 class _InFlight(NamedTuple):
-    """A reading asked for and not yet collected: when, and its calls (no stiffness call for a follow-up)."""
+    """A reading asked for and not yet collected: when, its calls (no stiffness call for a follow-up), and the
+    cache's generation then (:meth:`SensedCache.invalidate` starts a new one: a new ALMotion, or a failure)."""
 
     asked: float
     angles: Pending
     stiffness: Pending | None
+    generation: int
 
 
 class SensedCache:
@@ -84,8 +88,10 @@ class SensedCache:
         self._names = list(names)
         self._max_age = max_age
         self._lock = threading.Lock()
-        self._reading: Reading | None = None
+        self._reading: Reading | None = None  # the newest angles (by when they were asked)
+        self._stiffness: tuple[dict, float] | None = None  # the newest stiffnesses read, and when they were asked
         self._flight: _InFlight | None = None  # the newest reading asked for by follow()
+        self._generation = 0  # readings asked before the last invalidate() are not kept
         self._warm_until = 0.0
         self._slow_until = 0.0
         self._slow_count = 0
@@ -111,13 +117,14 @@ class SensedCache:
         """
         now = time.monotonic()
         with self._lock:
-            reading = self._reading
+            reading = self._newest()
             self._warm_until = now + WARM
             flight = self._flight
+            stiff = self._stiffness
         if fresh or reading is None or now - reading.stiffness_asked > self._max_age or reading.asked <= since:
             if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age and (
-                reading is not None and now - reading.stiffness_asked <= self._max_age
-            ):  # asked after the command, the stiffnesses it will take young enough: wait for the rest
+                stiff is not None and now - stiff[1] <= self._max_age
+            ):  # asked after the command, the stiffnesses it will take (these or newer) young enough: wait for it
                 reading = self._collect(flight, budget, shared=True)
             else:
                 reading = self._fetch(budget)
@@ -132,18 +139,24 @@ class SensedCache:
             budget: seconds the caller may spend getting ALMotion's proxy (its call's time left).
         """
         asked = time.monotonic()
+        with self._lock:
+            generation = self._generation
         try:
-            flight = _InFlight(asked, self._link.start("getAngles", self._names, True, budget=budget), None)
+            angles = self._link.start("getAngles", self._names, True, budget=budget)
         except RuntimeError:
             return
+        # Not this call's to wait for: the call that collects it waits within its own budget, up to the link's.
+        flight = _InFlight(asked, angles._replace(limit=self._link.timeout), None, generation)
         with self._lock:
             if self._flight is None or self._flight.asked < asked:  # another thread's may be newer
                 self._flight = flight
 
     def invalidate(self) -> None:
-        """Forget the cached reading (a new ALMotion, or a failure)."""
+        """Forget the cached reading (a new ALMotion, or a failure); readings asked before are not kept."""
         with self._lock:
+            self._generation += 1
             self._reading = None
+            self._stiffness = None
             self._flight = None
 
     def close(self) -> None:
@@ -156,14 +169,23 @@ class SensedCache:
         angles = self._link.start("getAngles", self._names, True, budget=budget)
         return angles, self._link.start("getStiffnesses", self._names, budget=budget)
 
+    def _newest(self) -> Reading | None:
+        """The newest angles with the newest stiffnesses (call with the lock held)."""
+        reading, stiff = self._reading, self._stiffness
+        if reading is not None and stiff is not None and stiff[1] > reading.stiffness_asked:
+            return reading._replace(stiffness=stiff[0], stiffness_asked=stiff[1])
+        return reading
+
     def _fetch(self, budget: float) -> Reading:
         asked = time.monotonic()
+        with self._lock:
+            generation = self._generation
         try:
             calls = self._start(budget)
         except RuntimeError:
             self.invalidate()
             raise
-        return self._collect(_InFlight(asked, *calls), budget)
+        return self._collect(_InFlight(asked, *calls, generation), budget)
 
     def _collect(self, flight: _InFlight, budget: float, shared: bool = False) -> Reading:
         """Wait (at most ``budget`` seconds from now) for a reading's answers; keep it if it is the newest.
@@ -184,17 +206,23 @@ class SensedCache:
             if not shared or _answered(flight):  # the robot failed (or answered nonsense), not this caller's patience
                 self.invalidate()
             raise
-        if flight.stiffness is not None:
-            reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), s, asked)
-        else:  # a follow-up: the stiffnesses of the newest full reading (read_timed checked their age)
-            with self._lock:
-                full = self._reading
-            if full is None:  # dropped meanwhile (a failure, a new ALMotion): read them with the angles again
-                return self._fetch(_left(start, budget))
-            reading = Reading(asked, time.monotonic(), dict(zip(self._names, a)), full.stiffness, full.stiffness_asked)
+        angles = dict(zip(self._names, a))
         with self._lock:
-            if self._reading is None or self._reading.asked < asked:
+            current = flight.generation == self._generation
+            if flight.stiffness is not None:
+                reading = Reading(asked, time.monotonic(), angles, s, asked)
+                if current and (self._stiffness is None or self._stiffness[1] < asked):
+                    self._stiffness = (s, asked)
+            elif current and self._stiffness is not None:
+                # A follow-up: the newest stiffnesses, no older than those read_timed checked (they only get newer
+                # within a generation).
+                reading = Reading(asked, time.monotonic(), angles, *self._stiffness)
+            else:
+                reading = None  # the cache was dropped meanwhile (a failure, a new ALMotion)
+            if reading is not None and current and (self._reading is None or self._reading.asked < asked):
                 self._reading = reading
+        if reading is None:  # read them with the angles again, from the ALMotion there is now
+            return self._fetch(_left(start, budget))
         if shared:  # its time includes the wait until a call came for it: not the robot's round trip
             return reading
         if time.monotonic() - asked > self._max_age:
