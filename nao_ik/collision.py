@@ -20,12 +20,12 @@ value is still continuous in the configuration.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
-from .geometry.scalar_clearance import CAP, KEEP, Clearance, clearance_of, prepared
+from .geometry.scalar_clearance import CAP, KEEP, Clearance
 from .geometry.scalar_clearance import clearance as scalar_clearance
 from .geometry.scalar_clearance import link_points as scalar_link_points
 from .geometry.scalar_swivel import arm as scalar_arm
@@ -75,21 +75,6 @@ def link_points(model: ArmModel, q: Sequence[Any]) -> list:
     :func:`nao_ik.geometry.scalar_clearance.link_points` (floats) on the model's numbers.
     """
     return scalar_link_points(scalar_arm(model), [float(x) for x in q])
-
-
-def clearance_check(model: ArmModel, shapes: Sequence[Capsule] = BODY) -> Callable[[Sequence[float]], Clearance]:
-    """:func:`clearance` of many postures of one arm against one body: the arm's numbers and the body
-    prepared once (a motion's checks ask hundreds of postures against the same body).
-
-    Args:
-        model: the arm.
-        shapes: the body (default: standing).
-
-    Returns:
-        A function of five joint angles (floats) giving their :class:`Clearance`.
-    """
-    k, pairs = scalar_arm(model), prepared(shapes)
-    return lambda q: clearance_of(scalar_link_points(k, q), pairs)
 
 
 def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = BODY) -> Clearance:

@@ -25,13 +25,15 @@ REACH_METHODS = ("analytic", "dls", "nn")
 
 
 class CallCost(NamedTuple):
-    """One row: a call's median client-side time, its ratio to ALMotion.getAngles, the median solve inside it."""
+    """One row: a call's median client-side time, its ratio to ALMotion.getAngles, the median solve inside it,
+    and the reaches' fractionMaxSpeed in that measurement."""
 
     call: str
     median_us: float
     ratio: float
     calls: int
     solve_us: float  # NaN for the calls that solve nothing
+    speed: float
 
 
 def measure(ik: Any, motion: Any, rounds: int = 300, speed: float | None = None) -> list[CallCost]:
@@ -49,15 +51,16 @@ def measure(ik: Any, motion: Any, rounds: int = 300, speed: float | None = None)
     """
     from .service import DEFAULT_SPEED
 
+    speed = DEFAULT_SPEED if speed is None else speed
     before = ik.getSpeed()
-    ik.setSpeed(DEFAULT_SPEED if speed is None else speed)
+    ik.setSpeed(speed)
     try:
-        return _measure(ik, motion, rounds)
+        return _measure(ik, motion, rounds, speed)
     finally:
         ik.setSpeed(before)
 
 
-def _measure(ik: Any, motion: Any, rounds: int) -> list[CallCost]:
+def _measure(ik: Any, motion: Any, rounds: int, speed: float) -> list[CallCost]:
     names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
     calls: dict[str, Callable[[int], Any]] = {
         "ALMotion.getAngles": lambda k: motion.getAngles(names, True),
@@ -80,7 +83,7 @@ def _measure(ik: Any, motion: Any, rounds: int) -> list[CallCost]:
                 solves[label].append(answer["solveTimeMs"] * 1e3)
     base = statistics.median(times["ALMotion.getAngles"])
     return [
-        CallCost(c, statistics.median(t) * 1e6, statistics.median(t) / base, len(t), _median(solves[c]))
+        CallCost(c, statistics.median(t) * 1e6, statistics.median(t) / base, len(t), _median(solves[c]), speed)
         for c, t in times.items()
     ]
 
@@ -94,15 +97,10 @@ def reach_ratio(rows: Sequence[CallCost]) -> float:
     return max(r.ratio for r in rows if r.call.startswith("NaoArmIK.reachTo"))
 
 
-def format_costs(rows: Sequence[CallCost], latency_ms: float, speed: float | None = None) -> str:
-    """A markdown table of a measurement, with the robot's simulated latency and the reaches' speed in its title
-    (``speed``: as given to :func:`measure`)."""
-    if speed is None:
-        from .service import DEFAULT_SPEED
-
-        speed = DEFAULT_SPEED
+def format_costs(rows: Sequence[CallCost], latency_ms: float) -> str:
+    """A markdown table of a measurement, with the robot's simulated latency and the reaches' speed in its title."""
     title = (f"client-side cost per call, medians of {rows[0].calls} calls each, robot latency {latency_ms:g} ms, "
-             f"reaches at fractionMaxSpeed {speed:g}:")  # fmt: skip
+             f"reaches at fractionMaxSpeed {rows[0].speed:g}:")  # fmt: skip
     lines = [title, "", "| call (client side) | µs | x getAngles | of which the solve (µs) |", "|---|---|---|---|"]
     lines += [
         f"| {r.call} | {r.median_us:,.0f} | {r.ratio:.2f} | {'' if math.isnan(r.solve_us) else f'{r.solve_us:,.0f}'} |"

@@ -120,11 +120,11 @@ class SensedCache:
             reading = self._newest()
             self._warm_until = now + WARM
             flight = self._flight
-            stiff = self._stiffness
-        if fresh or reading is None or now - reading.stiffness_asked > self._max_age or reading.asked <= since:
-            if not fresh and flight is not None and flight.asked > since and now - flight.asked <= self._max_age and (
-                stiff is not None and now - stiff[1] <= self._max_age
-            ):  # asked after the command, the stiffnesses it will take (these or newer) young enough: wait for it
+        young = reading is not None and now - reading.stiffness_asked <= self._max_age
+        if fresh or not young or reading.asked <= since:
+            follow_up = flight is not None and flight.asked > since and now - flight.asked <= self._max_age
+            if not fresh and young and follow_up:
+                # Asked after the command, the stiffnesses it will take (these or newer) young enough: wait for it.
                 reading = self._collect(flight, budget, shared=True)
             else:
                 reading = self._fetch(budget)
@@ -170,11 +170,11 @@ class SensedCache:
         return angles, self._link.start("getStiffnesses", self._names, budget=budget)
 
     def _newest(self) -> Reading | None:
-        """The newest angles with the newest stiffnesses (call with the lock held)."""
-        reading, stiff = self._reading, self._stiffness
-        if reading is not None and stiff is not None and stiff[1] > reading.stiffness_asked:
-            return reading._replace(stiffness=stiff[0], stiffness_asked=stiff[1])
-        return reading
+        """The newest angles with the newest stiffnesses (call with the lock held; a kept reading's
+        stiffnesses are among those :attr:`_stiffness` has held, so it is never None then, nor older)."""
+        if self._reading is None:
+            return None
+        return self._reading._replace(stiffness=self._stiffness[0], stiffness_asked=self._stiffness[1])
 
     def _fetch(self, budget: float) -> Reading:
         asked = time.monotonic()

@@ -31,7 +31,8 @@ import math
 from typing import NamedTuple, Sequence
 
 from .body import Capsule
-from .collision import clearance, clearance_check
+from .collision import clearance
+from .geometry.scalar_clearance import checker
 from .geometry.scalar_sweep import REACH, STEP, SWEEP_MARGIN, Motion, advance  # noqa: F401  (re-exported)
 from .model import ArmModel
 
@@ -99,7 +100,7 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
     shapes = model.body if body is None else tuple(body)
     if not shapes:
         return Sweep(True, math.inf, "", 0)
-    return Sweep(*advance(Motion(model, start, goal, fraction), clearance_check(model, shapes), extra))
+    return Sweep(*advance(Motion(model, start, goal, fraction), checker(model, shapes), extra))
 
 
 def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction: float,

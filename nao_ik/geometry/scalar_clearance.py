@@ -29,7 +29,7 @@ from ..body_data import LINK_ROWS, MARGIN
 from .scalar_swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
-    from typing import Any, List, Sequence, Tuple  # noqa: F401
+    from typing import Any, Callable, List, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
 
@@ -131,6 +131,21 @@ def clearance(model, q, shapes):
         :class:`Clearance`.
     """
     return clearance_of(link_points(arm(model), q), prepared(shapes))
+
+
+def checker(model, shapes):
+    # type: (Any, Sequence[Any]) -> Callable[[Sequence[float]], Clearance]
+    """:func:`clearance` of many postures of one arm against one body (a motion's checks): the arm's numbers
+    and the body prepared once.
+
+    Args:
+        model: the arm; shapes: the body, as for :func:`clearance`.
+
+    Returns:
+        A function of five joint angles (floats) giving their :class:`Clearance`.
+    """
+    k, pairs = arm(model), prepared(shapes)
+    return lambda q: clearance_of(link_points(k, q), pairs)
 
 
 def body_margin(model, q, shapes):

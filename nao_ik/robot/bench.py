@@ -54,7 +54,7 @@ def _quantile(values, q):
 def run(n, seed):
     # type: (int, int) -> list
     """Rows (case, body, solves, reached %, median us, p90 us, max us)."""
-    from nao_ik.geometry.scalar_clearance import clearance
+    from nao_ik.geometry.scalar_clearance import checker
     from nao_ik.geometry.scalar_sweep import Motion, advance
     from nao_ik.robot.arms import MODELS
     from nao_ik.robot.solve import STANDING, solve
@@ -74,8 +74,7 @@ def run(n, seed):
                     reached[i] += sol.reached
                     if i == 0 and sol.found:
                         t0 = timeit.default_timer()
-                        clear = advance(Motion(model, model.clamp(q0), sol.angles, 1.0),
-                                        lambda q, m=model: clearance(m, q, STANDING))[0]  # fmt: skip
+                        clear = advance(Motion(model, model.clamp(q0), sol.angles, 1.0), checker(model, STANDING))[0]
                         times[2].append((timeit.default_timer() - t0) * 1e6)
                         reached[2] += clear
         for i, name in enumerate(("standing", "none (limits only)", "motion check, standing")):

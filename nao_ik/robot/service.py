@@ -21,7 +21,7 @@ import time
 
 import qi
 
-from ..geometry.scalar_clearance import clearance
+from ..geometry.scalar_clearance import checker
 from ..geometry.scalar_sweep import Motion, advance
 from . import checks
 from .arms import MODELS
@@ -117,8 +117,7 @@ class NaoArmIK(object):
         reached, reason, safe = bool(sol.reached), str(sol.reason), sol.found
         if sol.found:
             # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body.
-            clear, _, part, _ = advance(Motion(model, start, angles, speed),
-                                        lambda q: clearance(model, q, STANDING))  # fmt: skip
+            clear, _, part, _ = advance(Motion(model, start, angles, speed), checker(model, STANDING))
             if not clear:
                 reached, reason, safe = False, "motion: the move crosses the %s" % (part or "body"), False
         sent = False
