@@ -89,7 +89,7 @@ def far_pairs(arm: str, n: int, seed: int) -> list[tuple]:
 
 def excess(arm: str, start: Sequence[float], target: Sequence[float]) -> tuple[float, float]:
     """(the answer's move time minus the best sampled one, seconds; the solve's own seconds), on the limits alone."""
-    model = arm_model(arm)._replace(body=())  # solve_all samples the limits alone
+    model = arm_model(arm).bodiless()  # solve_all samples the limits alone
     t0 = time.perf_counter()
     sol = api.solve(target, model, "analytic", initial=start)
     took = time.perf_counter() - t0
@@ -105,11 +105,10 @@ def over_sampled(model, angles: Sequence[float], start: Sequence[float], target:
 
 def bench_arm(arm: str, pairs: int, seed: int = 0) -> list[NearestRow]:
     """The near and the far rows of one arm."""
-    rows = []
+    rows, model = [], arm_model(arm).bodiless()
     for kind, cases in (("near", near_pairs(arm, pairs, seed)), ("far", far_pairs(arm, pairs, seed + 1))):
         got = [excess(arm, s, t) for s, t in cases]
         over = [e for e, _ in got]
-        model = arm_model(arm)._replace(body=())
         batch = api.solve_batch([t for _, t in cases], model, "analytic", initial=[s for s, _ in cases]).angles
         b_over = [over_sampled(model, q, s, t) for q, (s, t) in zip(batch, cases)]
         rows.append(NearestRow(arm, kind, len(got), sum(e > TOLERANCE for e in over), max(0.0, max(over)),

@@ -123,7 +123,7 @@ def test_faster_arcs_hold_exactly_the_shorter_moves(arm):
     from nao_ik.geometry.scalar_swivel import arm as arm_of
     from nao_ik.geometry.scalar_swivel import circle
 
-    model = arm_model(arm)._replace(body=())
+    model = arm_model(arm).bodiless()
     k = arm_of(model)
     phis = np.linspace(-math.pi, math.pi, 4001)
     kinds = {"empty": 0, "some": 0}
@@ -199,7 +199,7 @@ def test_none_closer_agrees_with_dense_samples(arm):
     every joint less than the bound, True where none does by a margin the samples' spacing cannot hide."""
     from nao_ik.geometry.nearest import none_closer
 
-    model = arm_model(arm)._replace(body=())
+    model = arm_model(arm).bodiless()
     phis = np.linspace(-math.pi, math.pi, 4001)
     seen = {True: 0, False: 0}
     for start, t in far_pairs(arm, 40, 41) + near_pairs(arm, 40, 42):

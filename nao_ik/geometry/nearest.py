@@ -58,7 +58,7 @@ more of the basins a finer sampling finds. The batch's answers are proved
 where the caller gives a start per target (``solve_batch(..., initial=)``):
 :mod:`nao_ik.geometry.proof` runs the proof elementwise, and the targets it
 finds a shorter move for take the single solve's answer. Before (``nao-ik
-bench-nearest`` on adfec9d), 1-5 % of its pairs were farther than a
+bench-nearest`` on 7ab5b0a, whose batch had no proof yet), 1-5 % of its pairs were farther than a
 0.5-degree sampling, by up to 0.47 s. From the neutral posture (no
 ``initial``) the batch keeps its search alone and its speed.
 """

@@ -598,7 +598,8 @@ def nearest(model, t, q0, extra=None):
     c = circle(k, t, q0[4])
     search = Search(k, c, q0, extra)
     phi0 = swivel_angle(c, elbow_point(k, q0[0], q0[1]), k.s)
-    ring = RING if extra is not None else PROVED_RING  # the beat follows on the limits alone
+    proved = extra is None  # on the limits alone the search ends with the proof (Search.beat): a coarser ring
+    ring, most = (PROVED_RING, PROVED_SEEDS) if proved else (RING, SEEDS)
     spacing = _TWO_PI / ring
     count = ring
     h = hand_point(k, q0)
@@ -624,7 +625,7 @@ def nearest(model, t, q0, extra=None):
         _ring(search, rings, phi0, spacing, 1, ring)
     best = None
     for b in branches:
-        for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b, SEEDS if extra is not None else PROVED_SEEDS):
+        for q, phi, cost, branch in _seeds(rings[b], phi0, spacing, b, most):
             run = search.refine(q, phi, cost, 0.5 * spacing, branch)
             if best is None or run[2] < best[2]:
                 best = run
@@ -637,14 +638,14 @@ def nearest(model, t, q0, extra=None):
     missed = close[0] and best[2] == INF
     if two:
         missed = missed or ((best[2] == INF or close[1]) and rings[1][0][1] == INF)
-    if c.reachable and (missed or blocked or (extra is None and best[2] == INF)):
+    if c.reachable and (missed or blocked or (proved and best[2] == INF)):
         # Also where the start's swivel is not allowed: the nearest may lie at the end of an interval narrower
         # than the ring's spacing next to it. And wherever the proved path's coarse ring found nothing: the
         # proof needs an answer to start from, and the exact intervals have one if any exists.
         best = search.narrow(best)
     if two:  # folds are where the two branches meet
         best = search.folds(phi0, best)
-    if extra is None:  # the limits alone: the proof, bettering the answer where it fails
+    if proved:  # the proof, bettering the answer where it fails
         if best[2] < INF:
             best = search.beat(best)
     elif count == 1 and c.reachable:  # a small move: also from the configuration next to the start

@@ -401,11 +401,12 @@ def _proved(model: ArmModel, targets: np.ndarray, caller: np.ndarray, q: np.ndar
     if rows.size == 0:
         return q, err
     start = [caller[rows, j] for j in range(5)]
-    sec = move_time(model, [q[rows, j] for j in range(5)], start, ARRAY) - BEAT
-    for i in rows[shorter_exists(model, [targets[rows, k] for k in range(3)], start, sec)]:
+    took = move_time(model, [q[rows, j] for j in range(5)], start, ARRAY)
+    for j in np.flatnonzero(shorter_exists(model, [targets[rows, k] for k in range(3)], start, took - BEAT)):
+        i = rows[j]
         near = nearest(model, targets[i].tolist(), caller[i].tolist(), SCALAR)
         # Taken only where nearer: with the body the shorter moves the proof finds may all be blocked.
-        if near.found and near.seconds < move_time(model, q[i], caller[i], SCALAR):
+        if near.found and near.seconds < took[j]:
             q[i] = model.clamp(near.q)
             err[i] = float(np.linalg.norm(forward(model, q[i]) - targets[i]))
     return q, err
