@@ -7,7 +7,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "nao_ik"
 
 #: Lowest first. A module may import from its own layer and the ones before it.
 LAYERS = [
-    ("arm_data", "body_data", "ops", "model", "validate", "body"),
+    ("data", "arm_data", "body_data", "ops", "model", "validate", "body"),
     ("kinematics",),
     ("geometry", "collision"),  # collision: the scalar clearance is geometry.scalar_clearance
     ("nn", "cells"),  # learned models the network solvers evaluate
@@ -35,7 +35,8 @@ LAYERS = [
         "report_kt_pose",
         "body_bench",
     ),
-    ("service", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),  # the services, their parts
+    # the services, their parts
+    ("service", "qi_methods", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),
     ("server", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli", "robot_pkg"),
 ]
