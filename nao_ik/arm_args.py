@@ -1,4 +1,4 @@
-"""The arguments of the issue-19 qi methods (frames, both arms, hands, pointing, reachability).
+"""The arguments of the frame, both-arm, hand, pointing and reachability qi methods.
 
 The same decoder as :mod:`nao_ik.qi_args` (its kinds for ``arm``, ``x``,
 ``y``, ``z``, ``method``, ``position6D``, ``axisMask``), plus ``frame``
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import validate
-from .frames import check_frame
+from .frames import FRAME_TORSO, check_frame
 from .grasp import approach_direction
 from .pose import check_position6d
-from .qi_args import KINDS, Spec
+from .qi_args import KINDS, Spec, in_metres
 
 
 def _arm_target(side: str) -> Callable[[Any], tuple]:
@@ -47,7 +47,7 @@ ARM_KINDS: dict[str, Callable[[Any], Any]] = {
     "opening": _opening,
 }
 
-#: The issue-19 methods' arguments.
+#: Those methods' arguments.
 ARM_SPECS: dict[str, Spec] = {
     "reachToInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
     "reachToInFrameWithSpeed": Spec(("arm", "x", "y", "z", "frame", "method", "fractionMaxSpeed")),
@@ -69,7 +69,7 @@ ARM_SPECS: dict[str, Spec] = {
 
 
 def decode_arms(method: str, values: tuple) -> dict[str, Any]:
-    """The arguments of one issue-19 call, checked, by name (``x, y, z`` also as ``target``).
+    """The arguments of one call to those methods, checked, by name (``x, y, z`` also as ``target``).
 
     Raises:
         ValueError: naming the argument and what was wrong with it.
@@ -78,4 +78,6 @@ def decode_arms(method: str, values: tuple) -> dict[str, Any]:
     out = {name: ARM_KINDS[name](value) for name, value in zip(spec.names, values)}
     if "x" in out:
         out["target"] = (out["x"], out["y"], out["z"])
+    if out.get("frame", FRAME_TORSO) == FRAME_TORSO and not method.startswith("pointAt"):
+        in_metres(out)  # other frames: once converted to FRAME_TORSO; a pointed-at target may be far away
     return out

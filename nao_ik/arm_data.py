@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+# ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3, see the docstring)
 """The NAO arm's numbers as plain data: offsets, limits, speeds, the hand effector, the neutral posture.
 
 One source for both sides: :mod:`nao_ik.model` builds its :class:`~nao_ik.model.ArmModel`
@@ -14,6 +14,8 @@ Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the r
 """
 
 from __future__ import division
+
+import math
 
 ARMS = ("LArm", "RArm")
 JOINT_SUFFIXES = ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")
@@ -56,6 +58,23 @@ def joint_rows(side):
 
 #: The ALMotion hand effector in the WristYaw frame, metres.
 HAND_OFFSET = (HAND_OFFSET_X, 0.0, -HAND_OFFSET_Z)
+
+#: No hand gets farther from its shoulder than this (the links' lengths added up), metres.
+LONGEST_REACH = UPPER_ARM_LENGTH + ELBOW_OFFSET_Y + math.hypot(LOWER_ARM_LENGTH + HAND_OFFSET_X, HAND_OFFSET_Z)
+#: A target farther than any arm reaches by more than this (metres) is a slip of units: millimetres sent for
+#: metres put a target 0.15 m away at 150 m.
+UNIT_SLIP = 1.0
+
+
+def unit_slip(x, y, z, label):
+    # type: (float, float, float, str) -> str
+    """Why a FRAME_TORSO point cannot be meant in metres ("" if it can): it lies farther from the nearer
+    shoulder than LONGEST_REACH + UNIT_SLIP."""
+    d = math.sqrt(x * x + (abs(y) - SHOULDER_OFFSET_Y) ** 2 + (z - SHOULDER_OFFSET_Z) ** 2)
+    if d <= LONGEST_REACH + UNIT_SLIP:
+        return ""
+    return "%s (%g, %g, %g) is %.4g m from the shoulder, %.4g m beyond any arm's reach: coordinates are metres " \
+        "(FRAME_TORSO), not millimetres" % (label, x, y, z, d, d - LONGEST_REACH)
 
 
 def neutral(side):

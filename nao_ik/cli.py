@@ -33,9 +33,30 @@ Run 'nao-ik COMMAND --help' for the options of a command.
 """
 
 
+#: The commands that talk to a robot (or a simulated one) over libqi.
+QI_COMMANDS = {"demo", "sim", "view", "serve", "reach", "check", "install-package", "loadtest", "view-cost"}
+
+
+def need_qi() -> None:
+    """Exit with a clear message where libqi (the 'qi' package) is missing: it has wheels for CPython 3.8-3.12 on
+    Linux x86_64 only, so pip installs nao-ik elsewhere without it (the library runs; the service does not)."""
+    try:
+        import qi  # noqa: F401
+    except ImportError:
+        import platform
+
+        v = sys.version_info
+        sys.exit(
+            f"nao-ik: this command needs libqi (the 'qi' package), which has wheels for CPython 3.8-3.12 on Linux "
+            f"x86_64; this is Python {v.major}.{v.minor} on {platform.system()} {platform.machine()}. Install nao-ik "
+            "with Python 3.12 or older (make PYTHON=python3.12 ...); the library (import nao_ik) runs without it."
+        )
+
+
 def quiet_qi(level: str = "WARNING") -> None:
     """libqi logs at info level to stdout by default: keep warnings and errors,
     and drop its notice that no qi.Application was created (none is needed)."""
+    need_qi()
     import qi
 
     qi.logging.setLevel(getattr(qi.logging, level))
@@ -56,10 +77,14 @@ def robot_session(url: str) -> Iterator:
         session.close()
 
 
-def fail(command: str, e: Exception) -> int:
-    """Print the first line of a libqi error for a command; exit status 1."""
+def fail(command: str, e: Exception, url: str = "") -> int:
+    """Print the first line of a libqi error for a command, with what to do where libqi does not say; exit 1."""
     text = str(e).strip()
-    print(f"nao-ik {command}: {text.splitlines()[0] if text else type(e).__name__}", file=sys.stderr)
+    line = text.splitlines()[0] if text else type(e).__name__
+    if "Cannot find service 'NaoArmIK'" in line:
+        line += f" (NaoArmIK is not running on {url}: start it with nao-ik serve --qi-url {url}; nao-ik check "
+        "--qi-url URL waits until it answers)"
+    print(f"nao-ik {command}: {line}", file=sys.stderr)
     return 1
 
 
@@ -209,7 +234,7 @@ def reach_main(argv: Sequence[str]) -> int:
             else:
                 result = ik.reachToWithArm(a.arm, a.x, a.y, a.z, a.method)
     except RuntimeError as e:
-        return fail("reach", e)
+        return fail("reach", e, a.qi_url)
     print(json.dumps(result, indent=2, sort_keys=True))
     return 0 if result.get("reached") else 3
 
@@ -277,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(USAGE)
         return 0
     command, rest = args[0], args[1:]
+    if command in QI_COMMANDS and not {"-h", "--help"} & set(rest):
+        need_qi()
     if command == "bench":
         from .bench import main as run
     elif command == "workspace":

@@ -101,5 +101,13 @@ def decode(method: str, values: tuple) -> dict[str, Any]:
     out = {name: KINDS[name](value) for name, value in zip(spec.names, values)}
     if "x" in out:
         out["target"] = (out["x"], out["y"], out["z"])
+    in_metres(out)
     return out
 
+
+def in_metres(args: dict[str, Any]) -> None:
+    """Refuse the FRAME_TORSO targets among decoded arguments that no arm reaches by over a metre
+    (:func:`nao_ik.validate.metres`): millimetres sent for metres."""
+    for name in ("target", "position6D", "left", "right", "points"):
+        if name in args:
+            validate.metres(args[name], name)

@@ -62,6 +62,7 @@ from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
 from .pointing import point_at
 from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from .qi_args import decode
+from .qi_methods import publish
 from .qilog import ServiceLog
 from .reachability import ClearCheck, is_reachable, nearest_reachable
 from .sensed import SensedCache
@@ -113,10 +114,11 @@ class _Way(NamedTuple):
     rtt: float
     upto: float
 
-# The body's checks for issue 19's methods: the one that keeps an arm's configuration outside the body
-# (isReachable, nearestReachable: the body at the robot's posture, the other arm included), and the pair's
-# check for reachBoth (the body, and each arm against the other's final and starting postures, still and
-# moving). None: the joint limits alone.
+
+# The body's checks of the reachability and both-arms methods: the one that keeps an arm's configuration
+# outside the body (isReachable, nearestReachable: the body at the robot's posture, the other arm included),
+# and the pair's check for reachBoth (the body, and each arm against the other's final and starting postures,
+# still and moving). None: the joint limits alone.
 BODY_CLEAR: ClearCheck | None = clear_of_body
 PAIR_CHECK: PairCheck | None = pair_reason
 #: A grasp's extra budget (five steps, each waiting until the robot got there), seconds.
@@ -128,6 +130,7 @@ ARRIVAL_MARGIN = 1.0
 
 
 @qi.multiThreaded()
+@publish
 class NaoArmIK:
     """The service object.
 
@@ -448,29 +451,22 @@ class NaoArmIK:
         change = max(abs(q - q0) for q, q0 in zip(safe, start))
         seconds = move_seconds(model, start, safe, speed)
         if model.body:
-            near = clearance(model, safe, model.body)
-            route, way = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-            if move and route is not None and route.reason == MOVING:
-                # From somewhere on the arm's way to its last command the new motion would cross the body:
-                # wait until the arm stops there, then plan from where it is.
-                model, start = self._wait_still(model, job, end, what)
-                near = clearance(model, safe, model.body)  # the body now (the other arm may have moved)
-                route, way = self._route(model, start, safe, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-                change = max(abs(q - q0) for q, q0 in zip(safe, start))
-                seconds = move_seconds(model, start, safe, speed)
+            model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what)
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
                     raise RuntimeError(f"{what}: {why}; nothing sent")
                 return safe, clamped, change, seconds, []
-            seconds = max(seconds, route.seconds)
+            change = max(abs(q - q0) for q, q0 in zip(safe, start))
+            seconds = max(move_seconds(model, start, safe, speed), route.seconds)
         else:
             route, way = None, None
         commands = [safe] if route is None else route.commands
         if not move:
             return safe, clamped, change, seconds, commands
-        names, sent = list(model.names), []
-        for k, q in enumerate(commands):
+        names, sent, k = list(model.names), [], 0
+        while k < len(commands):
+            q = commands[k]
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
             if k:
@@ -482,10 +478,41 @@ class NaoArmIK:
                     raise RuntimeError(f"{what}: motion: from where the arm reached its swung-out posture the next "
                                        "move would cross the body; nothing more sent")  # fmt: skip
             if not self._still_covered(model, way, q, speed):
-                raise RuntimeError(f"{what}: {MOVING}; nothing {'more ' if k else ''}sent")
+                # The command was held up past its check (a busy machine): the arm may have gone farther along
+                # its way than was checked. Plan again from a fresh reading, within the call's budget.
+                model, _, near, route, way = self._plan(model, None, safe, speed, True, job, end, what)
+                if route is None or not route.commands:
+                    why = f"collision: {near.part}" if route is None else route.reason
+                    raise RuntimeError(f"{what}: {why}; nothing {'more ' if sent else ''}sent")
+                commands, k = route.commands, 0
+                continue
             self._send(model.arm, names, q, speed, end)
             sent.append(q)
+            k += 1
         return safe, clamped, change, seconds, sent
+
+    @_private
+    def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
+              what: str) -> tuple:  # fmt: skip
+        """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
+
+        ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
+        moving and from somewhere on its way the new motion would cross the body, wait until it stops there
+        and plan from where it is.
+
+        Returns:
+            (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
+            arm's way as checked).
+        """
+        if start is None:
+            model, start = self._arm_state(model.arm, motors=True, end=end, fresh=True)
+        near = clearance(model, goal, model.body)
+        route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        if move and route is not None and route.reason == MOVING:
+            model, start = self._wait_still(model, job, end, what)
+            near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
+            route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        return model, start, near, route, way
 
     @_private
     def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> tuple[Plan, _Way | None]:
@@ -821,7 +848,7 @@ class NaoArmIK:
         return model
 
     # ======================================================================
-    # Issue 19: frames, both arms, hands, pointing and reachability. The logic lives in
+    # Frames, both arms, hands, pointing and reachability. The logic lives in
     # nao_ik.frames, reachability, pointing, both_arms and grasp; these methods fetch the
     # robot's state, convert frames and send through _command (the arms) or _hand_command.
 
@@ -958,7 +985,7 @@ class NaoArmIK:
         budget = GRASP_BUDGET * max(1.0, DEFAULT_SPEED / a["fractionMaxSpeed"])
         return self._submit("graspWithSpeed", lambda job, end: self._grasp(a, job, end), budget)
 
-    # ----------------------------------------------------------- issue 19: internals
+    # ----------------------------------------------------------- frames, both arms, hands: internals
 
     @_private
     def _decode_arms(self, name: str, values: tuple) -> dict:
@@ -977,15 +1004,17 @@ class NaoArmIK:
 
     @_private
     def _reach_in_frame(self, a: dict, job: Job | None, end: float) -> dict:
-        torso = self._torso(a["frame"], end)
-        answer = self._reach(a["arm"], dict(a, target=point_to_torso(a["target"], torso)), job, end)
+        t = point_to_torso(a["target"], self._torso(a["frame"], end))
+        validate.metres(t, "target")
+        answer = self._reach(a["arm"], dict(a, target=t), job, end)
         answer.update(frame=a["frame"], targetInFrame=list(a["target"]))
         return answer
 
     @_private
     def _pose_in_frame(self, a: dict, job: Job | None, end: float) -> dict:
-        torso = self._torso(a["frame"], end)
-        answer = self._reach_pose(dict(a, position6D=pose_to_torso(a["position6D"], torso)), job, end)
+        pose = pose_to_torso(a["position6D"], self._torso(a["frame"], end))
+        validate.metres(pose, "position6D")
+        answer = self._reach_pose(dict(a, position6D=pose), job, end)
         answer.update(frame=a["frame"], position6DInFrame=list(a["position6D"]))
         return answer
 
@@ -994,6 +1023,7 @@ class NaoArmIK:
         torso = self._torso(a["frame"], end)
         model, current = self._arm_state(a["arm"], motors=False, end=end)
         t = point_to_torso(a["target"], torso)
+        validate.metres(t, "target")
         if with_nearest:
             r = nearest_reachable(t, model, initial=current, clear=BODY_CLEAR)
         else:

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .arm_data import unit_slip
 from .model import ARMS
 
 
@@ -67,6 +68,20 @@ def target_coordinate(value: Any, label: str) -> float:
     if abs(v) > MAX_COORDINATE:
         raise ValueError(f"{label} must be within +-{MAX_COORDINATE:g} m (FRAME_TORSO metres), got {v!r}")
     return v
+
+
+def metres(points: Any, label: str = "target") -> None:
+    """Refuse FRAME_TORSO points (one, or a list; a position6D counts by its x, y, z) that no arm reaches by
+    over a metre (:func:`nao_ik.arm_data.unit_slip`): millimetres sent for metres.
+
+    Raises:
+        ValueError: naming the first such point and saying that coordinates are metres.
+    """
+    rows = points if len(points) and isinstance(points[0], (list, tuple, np.ndarray)) else [points]
+    for i, p in enumerate(rows):
+        why = unit_slip(float(p[0]), float(p[1]), float(p[2]), label if rows is not points else f"{label}[{i}]")
+        if why:
+            raise ValueError(why)
 
 
 def arm(value: Any) -> str:

@@ -156,3 +156,23 @@ def test_bench_batch_table_times_both_models_in_turn(mocker):
     assert all(r.bodiless_per_s > 0 and r.bodiless_reached == 1.0 for r in rows)  # protocol targets: all reachable
     text = out.getvalue()
     assert "| LArm | 30 | dls |" in text and "| LArm | 50 | nn |" in text and text.count("not run") == 2
+
+
+def test_a_python_without_libqi_is_told_why_in_one_line(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "qi", None)  # import qi raises ImportError, as where no wheel installed it
+    with pytest.raises(SystemExit) as e:
+        cli.main(["serve"])
+    message = str(e.value.code)
+    assert "needs libqi" in message and "CPython 3.8-3.12" in message and "\n" not in message
+
+
+def test_reach_without_the_service_says_how_to_start_it():
+    from sim_stub.robot import SimulatedRobot
+
+    robot = SimulatedRobot()
+    try:
+        out = run(["reach", "0.15", "0.1", "0.05", "--qi-url", robot.url])
+    finally:
+        robot.close()
+    assert out.returncode == 1 and f"start it with nao-ik serve --qi-url {robot.url}" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

@@ -107,8 +107,14 @@ def test_set_speed_with_anything(fuzz_stack, value):
 @given(args=st.lists(ANYTHING, max_size=7))
 def test_any_arity(fuzz_stack, args):
     report.cases["NaoArmIK methods with any number of arguments"] += 1
-    for name, arity in (("reachTo", 4), ("reachToWithArm", 5), ("computeAngles", 5), ("getMethods", 0)):
-        if len(args) == arity:
+    # The method may be left out: those calls have two arities.
+    for name, arities in (
+        ("reachTo", (3, 4)),
+        ("reachToWithArm", (4, 5)),
+        ("computeAngles", (4, 5)),
+        ("getMethods", (0,)),
+    ):
+        if len(args) in arities:
             continue
         with pytest.raises(RuntimeError, match="Arguments types did not match|Unable to cast"):
             getattr(fuzz_stack.ik, name)(*args)

@@ -177,8 +177,40 @@ def test_bad_speeds_are_refused(awake, value, message):
 
 def test_wrong_arity_is_refused_by_qi(awake):
     with pytest.raises(RuntimeError, match="Arguments types did not match for reachTo"):
-        awake.ik.reachTo(0.1, 0.1, 0.1)
+        awake.ik.reachTo(0.1, 0.1)
     assert awake.moves() == []
+
+
+def test_the_method_and_the_frame_may_be_left_out(awake):
+    r = awake.ik.reachTo(0.15, 0.12, 0.08)
+    assert r["reached"] and r["method"] == "analytic"
+    assert awake.ik.computeAngles("LArm", 0.15, 0.12, 0.08)["method"] == "analytic"
+    assert awake.ik.reachToInFrame("LArm", 0.15, 0.12, 0.08)["frame"] == 0
+    assert awake.ik.isReachable("LArm", 0.15, 0.12, 0.08)["reachable"]
+    assert awake.ik.nearestReachable("RArm", 0.15, -0.12, 0.08)["reachable"]
+    assert awake.ik.pointAt("LArm", 1.0, 0.5, 0.3)["frame"] == 0  # far away: pointing is not reaching
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("reachTo", (150, 120, 80)), ("reachToWithArm", ("LArm", 150, 120, 80)), ("computeAngles", ("LArm", 0, 0, 1.5)),
+     ("trackPath", ("LArm", [[0.15, 0.1, 0.05], [150.0, 100.0, 50.0]])), ("isReachable", ("RArm", -200, 0, 0)),
+     ("reachToPose", ("LArm", [150, 120, 80, 0, 0, 0], 7, "")), ("grasp", ("LArm", 150, 120, 80, [1, 0, 0])),
+     ("reachBoth", ([150, 120, 80], [0.15, -0.1, 0.05]))],
+)  # fmt: skip
+def test_millimetres_for_metres_are_refused_in_one_line(awake, name, args):
+    with pytest.raises(RuntimeError) as e:
+        getattr(awake.ik, name)(*args)
+    assert str(e.value).startswith("ValueError: ")
+    assert "beyond any arm's reach: coordinates are metres" in str(e.value)
+    assert "\n" not in str(e.value)  # one line: no server stack
+    assert awake.moves() == []
+
+
+def test_a_refusal_is_one_line_without_the_servers_stack(awake):
+    with pytest.raises(RuntimeError) as e:
+        awake.ik.reachToWithArm("Head", 0.15, 0.12, 0.08, "")
+    assert str(e.value) == "ValueError: unknown arm 'Head': expected one of LArm, RArm"
 
 
 # ------------------------------------------------------------------- faults

@@ -12,7 +12,7 @@ from __future__ import division
 import math
 import numbers
 
-from ..arm_data import ARMS
+from ..arm_data import ARMS, unit_slip
 
 MAX_COORDINATE = 1e6
 MIN_SPEED = 0.01
@@ -48,13 +48,17 @@ def number(value, name):
 
 def target(x, y, z):
     # type: (object, object, object) -> tuple
-    """A Cartesian target in FRAME_TORSO metres, each coordinate within +-MAX_COORDINATE."""
+    """A Cartesian target in FRAME_TORSO metres, each coordinate within +-MAX_COORDINATE, not farther than any
+    arm reaches by over a metre (:func:`nao_ik.arm_data.unit_slip`)."""
     out = []
     for value, label in zip((x, y, z), ("target x", "target y", "target z")):
         v = number(value, label)
         if abs(v) > MAX_COORDINATE:
             raise ValueError("%s must be within +-%g m (FRAME_TORSO metres), got %r" % (label, MAX_COORDINATE, v))
         out.append(v)
+    why = unit_slip(out[0], out[1], out[2], "target")
+    if why:
+        raise ValueError(why)
     return tuple(out)
 
 

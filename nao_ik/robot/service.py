@@ -4,9 +4,9 @@
 
 The same method names and answers as the computer-side service (:mod:`nao_ik.service`) for
 the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
-``getMethods``, ``setSpeed``, ``getSpeed``. Every argument is checked first
-(:mod:`nao_ik.robot.checks`); bad input gets a ValueError naming it and the robot receives no
-command. Answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body
+``getMethods``, ``setSpeed``, ``getSpeed``; the method may be left out (:mod:`nao_ik.qi_methods`).
+Every argument is checked first (:mod:`nao_ik.robot.checks`); bad input gets a one-line ValueError
+naming it and the robot receives no command. Answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body
 (:mod:`nao_ik.robot.solve`); the direct ``setAngles`` motion from the sensed posture to the
 answer is checked with the library's sweep (:func:`nao_ik.geometry.scalar_sweep.advance`,
 SWEEP_MARGIN): where it would cross the body nothing is sent (``reason`` "motion: the move
@@ -23,6 +23,7 @@ import qi
 
 from ..geometry.scalar_clearance import checker
 from ..geometry.scalar_sweep import Motion, advance
+from ..qi_methods import publish
 from . import checks
 from .arms import MODELS
 from .solve import STANDING, solve
@@ -31,6 +32,7 @@ DEFAULT_SPEED = 0.2
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
 
 
+@publish
 class NaoArmIK(object):
     """The service object.
 
@@ -49,8 +51,9 @@ class NaoArmIK(object):
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachTo(self, x, y, z, method):
-        """Move the left arm's hand to (x, y, z) in FRAME_TORSO metres."""
-        return self._reach("LArm", checks.target(x, y, z), checks.method(method), None, True)
+        """Move the hand of the arm on the target's side (y >= 0: LArm) to (x, y, z) in FRAME_TORSO metres."""
+        t = checks.target(x, y, z)
+        return self._reach("LArm" if t[1] >= 0 else "RArm", t, checks.method(method), None, True)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def reachToWithArm(self, arm, x, y, z, method):
