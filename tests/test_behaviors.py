@@ -28,10 +28,10 @@ def q(tag):
     return NS + tag
 
 
-def boxes():
+def boxes(xar: Path = XAR):
     """Every scripted box of the diagram: (element, script)."""
     out = []
-    for box in ET.parse(XAR).getroot().iter(q("Box")):
+    for box in ET.parse(xar).getroot().iter(q("Box")):
         content = box.find(q("script")).find(q("content"))
         if content is not None and content.text and content.text.strip():
             out.append((box, content.text))
@@ -135,13 +135,15 @@ def test_box_scripts_are_python_2_7(box, script):
 
 
 class _Logger:
+    """The box's logger: (level, message) lines."""
+
     def __init__(self):
         self.lines = []
 
-    def info(self, m):
-        self.lines.append(("info", m))
-
-    warning = error = debug = info
+    def __getattr__(self, level):
+        if level not in ("debug", "info", "warning", "error", "fatal"):
+            raise AttributeError(level)
+        return lambda m: self.lines.append((level, m))
 
 
 class GeneratedClass:
@@ -162,8 +164,8 @@ def _value(p):
     return {"0": lambda s: s == "1", "1": int, "2": float, "3": str}[kind](v)
 
 
-def make_box(name, session, **params):
-    box, script = next((b, s) for b, s in boxes() if b.get("name") == name)
+def make_box(name, session, xar: Path = XAR, **params):
+    box, script = next((b, s) for b, s in boxes(xar) if b.get("name") == name)
     ns = {"GeneratedClass": GeneratedClass}
     exec(compile(script, name, "exec"), ns)
     obj = ns["MyClass"]()
@@ -223,25 +225,25 @@ def test_compute_angles_box_does_not_move(awake):
     assert awake.moves() == []
 
 
-def test_the_example_behaviour_runs_end_to_end(stack):
-    """Follow the diagram's links from root.onStart: wake up, three reaches, rest."""
-    diagram = ET.parse(XAR).getroot().find(q("Box")).find(q("Timeline")).find(q("BehaviorLayer"))
-    diagram = diagram.find(q("BehaviorKeyframe")).find(q("Diagram"))
-    objs, ports = {}, {}
+def run_diagram(session, xar: Path = XAR, params=lambda name: {}):
+    """Follow the diagram's links from root.onStart, each box made from ``xar`` with its parameters and
+    ``params(its name)``. Returns the root's outputs fired, [(name, value)], and the boxes by name."""
+    root = ET.parse(xar).getroot().find(q("Box"))
+    diagram = root.find(q("Timeline")).find(q("BehaviorLayer")).find(q("BehaviorKeyframe")).find(q("Diagram"))
+    objs, ports, by_name = {}, {}, {}
+    ports["0"] = {e.get("id"): e.get("name") for e in root.findall(q("Output"))}
     for b in diagram.findall(q("Box")):
-        extra = {"speed": 1.0} if b.get("name").startswith("Reach") else {}
-        objs[b.get("id")] = make_box(b.get("name"), stack.user, **extra)
-        objs[b.get("id")]._params.update({p.get("name"): _value(p) for p in b.findall(q("Parameter"))}, **extra)
+        objs[b.get("id")] = by_name[b.get("name")] = make_box(b.get("name"), session, xar, **params(b.get("name")))
         ports[b.get("id")] = {e.get("id"): e.get("name") for e in b.findall(q("Input")) + b.findall(q("Output"))}
     links = [(lk.get("outputowner"), lk.get("indexofoutput"), lk.get("inputowner"), lk.get("indexofinput"))
              for lk in diagram.findall(q("Link"))]  # fmt: skip
-    stopped = []
+    ended = []
 
     def fire(owner, port, value=None):
         for src, sport, dst, dport in links:
             if (src, sport) == (owner, port):
                 if dst == "0":
-                    stopped.append(value)
+                    ended.append((ports["0"][dport], value))
                     continue
                 obj = objs[dst]
                 method = getattr(obj, "onInput_" + ports[dst][dport])
@@ -251,13 +253,63 @@ def test_the_example_behaviour_runs_end_to_end(stack):
                     out_id = next(i for i, n in ports[dst].items() if n == name)
                     fire(dst, out_id, v)
 
-    t0 = time.monotonic()
     fire("0", "2")  # root.onStart
-    assert stopped, "the behaviour reached root.onStopped"
+    return ended, by_name
+
+
+class Speech:
+    """A stand-in for ALTextToSpeech: what it was asked to say."""
+
+    def __init__(self):
+        self.said = []
+
+    def say(self, text):
+        self.said.append(text)
+
+
+def test_the_example_behaviour_runs_end_to_end(stack):
+    """Follow the diagram's links from root.onStart: wake up, three reaches, rest."""
+    t0 = time.monotonic()
+    ended, _ = run_diagram(stack.user, params=lambda name: {"speed": 1.0} if name.startswith("Reach") else {})
+    assert ended == [("onStopped", None)], "the behaviour reached root.onStopped"
     moves = stack.moves()
     assert len(moves) == 3 and [m["names"][0] for m in moves] == ["LShoulderPitch", "RShoulderPitch", "LShoulderPitch"]
     assert [c["method"] for c in stack.stub.getRecordedCommands()][-1] == "rest"
     assert stack.stub.getViolations() == [] and time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("speaks", [True, False], ids=["speech", "no-speech"])
+def test_a_failed_reach_is_said_logged_and_ends_the_behaviour_on_its_failure_output(stack, speaks):
+    """The second reach fails: Say Why logs the reason, says it (when the robot has ALTextToSpeech), and the
+    behaviour ends on root.onFailed with it; the third reach and the rest never run."""
+    speech = Speech()
+    if speaks:
+        stack.robot.session.registerService("ALTextToSpeech", speech)
+
+    def params(name):
+        return {"speed": 1.0, "method": "ccd"} if name == "Reach To (2)" else {"speed": 1.0}
+
+    ended, boxes_ = run_diagram(stack.user, params=params)
+    assert len(ended) == 1 and ended[0][0] == "onFailed" and "unknown method 'ccd'" in ended[0][1], ended
+    reason = ended[0][1]
+    assert ("error", f"I could not reach the point: {reason}") in boxes_["Say Why"].logger.lines
+    if speaks:  # one short sentence: the reason's beginning, without the exception's type
+        (said,) = speech.said
+        assert said.startswith("I could not reach the point: unknown method 'ccd'") and said.endswith("."), said
+        assert "Error" not in said and len(said) <= len("I could not reach the point: .") + 80, said
+    else:
+        assert any("cannot speak" in m for _, m in boxes_["Say Why"].logger.lines)
+    assert [m["names"][0] for m in stack.moves()] == ["LShoulderPitch"]  # the first reach only
+    assert boxes_["Reach To (3)"].fired == [] and "rest" not in [c["method"] for c in stack.stub.getRecordedCommands()]
+
+
+def test_every_method_parameter_defaults_to_the_service_default_and_offers_analytic():
+    """The empty method is the service's default (analytic: the computer's service and the robot runtime have it)."""
+    methods = [p for b, _ in boxes() for p in io(b, "Parameter").values() if p.get("name") == "method"]
+    assert len(methods) >= 7
+    for p in methods:
+        choices = [c.get("value") for c in p.findall(q("Choice"))]
+        assert p.get("value") == p.get("default_value") == "" and "" in choices and "analytic" in choices, choices
 
 
 def test_track_path_box_follows_a_line(awake):
@@ -303,7 +355,7 @@ def test_reach_pose_box_reports_failures(awake):
     assert wrong.fired[-1][0] == "onFailed" and "pose method" in wrong.fired[-1][1][2]
 
 
-# ------------------------------------------------------ issue 19's boxes
+# ------------------------------------- the frames, pose, both-arms and hand boxes
 
 
 def test_reach_to_box_takes_a_frame(awake):

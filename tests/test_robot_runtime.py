@@ -30,14 +30,16 @@ from nao_ik.collision import clearance
 from nao_ik.model import arm_model
 from nao_ik.robot.arms import MODELS
 from nao_ik.robot.solve import STANDING, solve
-from nao_ik.robot_pkg import EXEC_START, RUNTIME, SERVICE_NAME, build
+from nao_ik.robot_pkg import EXEC_START, RUNTIME, SERVICE_NAME, SERVICE_NAOQI, box_calls, build, for_runtime, served
+from tests.test_behaviors import XAR, Speech, boxes, io, make_box, q, run_diagram, start
 
 ROOT = Path(__file__).resolve().parent.parent
 #: A target inside the torso: every configuration that reaches it goes through the body.
 INSIDE_TORSO = [0.02, 0.0, -0.02]
 #: The standard-library modules the runtime may import (and qi).
-ALLOWED = {"__future__", "argparse", "collections", "errno", "fcntl", "math", "numbers", "os", "platform", "random",
-           "select", "signal", "sys", "threading", "time", "timeit", "typing", "qi"}  # fmt: skip
+ALLOWED = {"__future__", "argparse", "collections", "errno", "fcntl", "functools", "inspect", "math", "numbers", "os",
+           "platform", "random", "select", "signal", "sys", "threading", "time", "timeit", "traceback", "typing",
+           "qi"}  # fmt: skip
 
 
 def _cases(arm: str, n: int, seed: int) -> list:
@@ -342,12 +344,24 @@ def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):
         ("reachToWithArm", ("LArm", 0.1, 0.1, 0.1, "fabrik"), "not available on the robot runtime"),
         ("reachToWithSpeed", ("RArm", 0.1, -0.1, 0.1, "", 2.0), "speed"),
         ("setSpeed", (0.0,), "speed"),
+        ("reachTo", (150, 120, 80), "coordinates are metres"),
+        ("computeAngles", ("LArm", 0.0, 1.5, 0.1), "coordinates are metres"),
     ]:
-        with pytest.raises(RuntimeError, match=word):
+        with pytest.raises(RuntimeError, match=word) as e:
             getattr(installed.ik, call)(*args)
+        assert str(e.value).startswith("ValueError: ") and "\n" not in str(e.value)  # one line, no server stack
     installed.ik.getSpeed()
     time.sleep(0.2)
     assert not [c for c in stub.getRecordedCommands()[before + 1 :] if c["method"] == "setAngles"]
+
+
+def test_the_method_may_be_left_out_and_reach_to_takes_the_targets_side(installed):
+    installed.motion.wakeUp()
+    right = installed.ik.computeAngles("RArm", 0.15, -0.12, 0.08)
+    assert right["method"] == "analytic" and right["reached"]
+    got = installed.ik.reachTo(0.15, -0.12, 0.08)
+    assert got["arm"] == "RArm" and got["reached"] and got["moved"]
+    assert installed.ik.computeAngles("LArm", 0.15, 0.12, 0.08)["method"] == "analytic"
 
 
 def _sent_since(installed, before: int) -> list:
@@ -408,3 +422,157 @@ def test_stopped_it_unregisters(installed):
     assert manager.stop(installed.name)
     assert installed.proc.wait(15) == 0, installed.log()
     assert SERVICE_NAME not in installed.services() and "NaoArmIK unregistered" in installed.log()
+
+
+# ------------------------------------------------------------------ the package's boxes on the runtime
+
+
+@pytest.fixture(scope="module")
+def packaged(tmp_path_factory):
+    """The package installed on a simulated robot whose ServiceManager started the runtime (this Python plays
+    /usr/bin/python2: the boxes are under test here, the runtime's imports above), and a stand-in for
+    ALTextToSpeech (``speech``)."""
+    s = Installed(sys.executable, tmp_path_factory.mktemp("boxes"))
+    s.speech = Speech()
+    s.robot.session.registerService("ALTextToSpeech", s.speech)
+    yield s
+    s.close()
+
+
+class _Recorder:
+    """A box's session: the NaoArmIK calls it makes, as (method, arguments, the error or None), passed on."""
+
+    def __init__(self, session):
+        self.session, self.calls = session, []
+
+    def service(self, name):
+        real = self.session.service(name)
+        return real if name != SERVICE_NAME else _RecordedService(real, self.calls)
+
+
+class _RecordedService:
+    def __init__(self, real, calls):
+        self._real, self._calls = real, calls
+
+    def __getattr__(self, method):
+        def call(*args):
+            try:
+                answer = getattr(self._real, method)(*args)
+            except Exception as e:  # what the box would get: recorded, raised again
+                self._calls.append((method, args, f"{type(e).__name__}: {e}"))
+                raise
+            self._calls.append((method, args, None))
+            return answer
+
+        return call
+
+
+def _packaged_xar(packaged) -> Path:
+    return packaged.folder / "behavior_1" / "behavior.xar"
+
+
+def test_the_packaged_boxes_answer_on_the_robot_runtime(packaged):
+    """Every box of the installed package that calls NaoArmIK, run as its script is, with its default parameters
+    (wait for the arm included): its calls reach the runtime and it answers on its success output. Then with each
+    choice of each of its parameters (the others default): every call answers (an unreachable target may fail,
+    but no call is refused: no unknown method, no method the runtime does not have)."""
+    xar = _packaged_xar(packaged)
+    assert packaged.ik.getMethods() == ["analytic"]  # the runtime, not the computer's service
+    packaged.motion.wakeUp()
+    calling = [(b, s) for b, s in boxes(xar) if SERVICE_NAME in s]
+    assert calling, "the package carries boxes that call NaoArmIK"
+    for box, _ in calling:
+        session = _Recorder(packaged.user)
+        obj = make_box(box.get("name"), session, xar)
+        start(obj)  # a bang: the parameters
+        assert session.calls and all(error is None for *_, error in session.calls), (box.get("name"), session.calls)
+        assert obj.fired and obj.fired[-1][0] != "onFailed", (box.get("name"), obj.fired, session.calls)
+        for param in io(box, "Parameter").values():
+            for choice in param.findall(q("Choice")):
+                session = _Recorder(packaged.user)
+                extra = {"wait": False} if "wait" in io(box, "Parameter") else {}
+                obj = make_box(box.get("name"), session, xar, **extra, **{param.get("name"): choice.get("value")})
+                start(obj)
+                where = (box.get("name"), param.get("name"), choice.get("value"))
+                assert session.calls and all(error is None for *_, error in session.calls), (where, session.calls)
+
+
+def test_the_packaged_behaviour_runs_on_the_robot_runtime(packaged):
+    """The installed package's diagram from root.onStart: wake up, three reaches answered by the runtime, rest,
+    root.onStopped; nothing said."""
+    speech = packaged.speech
+    speech.said.clear()
+    stub = packaged.robot.motion
+    before = len(stub.getRecordedCommands())
+    ended, _ = run_diagram(packaged.user, _packaged_xar(packaged))
+    assert ended == [("onStopped", None)] and speech.said == [], (ended, speech.said)
+    packaged.ik.getSpeed()  # a round trip after the last command
+    commands = stub.getRecordedCommands()[before:]
+    assert len([c for c in commands if c["method"] == "setAngles"]) == 3 and commands[-1]["method"] == "rest"
+
+
+def test_a_method_the_runtime_lacks_is_said_and_ends_the_packaged_behaviour(packaged):
+    """A Reach To set to dls on the robot runtime: not a silent onFailed passed on, but the reason said, logged and
+    on root.onFailed; nothing moved after it."""
+    speech = packaged.speech
+    speech.said.clear()
+    packaged.motion.wakeUp()
+    ended, boxes_ = run_diagram(
+        packaged.user, _packaged_xar(packaged), params=lambda name: {"method": "dls"} if name == "Reach To" else {}
+    )
+    assert len(ended) == 1 and ended[0][0] == "onFailed", ended
+    assert "method 'dls' is not available on the robot runtime" in ended[0][1]
+    assert speech.said == ["I could not reach the point: method 'dls' is not available on the robot runtime."]
+    assert ("error", f"I could not reach the point: {ended[0][1]}") in boxes_["Say Why"].logger.lines
+    assert boxes_["Reach To (2)"].fired == [] and boxes_["Rest"].fired == []
+
+
+def test_the_package_with_the_runtime_carries_the_boxes_it_serves(tmp_path):
+    """The boxes alone: every box, as in behaviors/. With the runtime: the boxes whose NaoArmIK calls the runtime
+    binds, their method choices the runtime's, the same links; a linked box it cannot serve stops the build."""
+    from nao_ik.robot.service import NaoArmIK
+
+    bound = {getattr(v, "__qi_name__", None) or k for k, v in vars(NaoArmIK).items()
+             if getattr(v, "__qi_signature__", "DONOTBIND") != "DONOTBIND"}  # fmt: skip
+    assert served() == bound
+    xars = {}
+    for kind, service in (("robot", True), ("boxes", False)):
+        with zipfile.ZipFile(build(tmp_path / f"{kind}.pkg", service=service)) as z:
+            xars[kind] = Path(z.extract("behavior_1/behavior.xar", tmp_path / kind))
+    assert xars["boxes"].read_bytes() == XAR.read_bytes()
+    full = {b.get("name"): (b, s) for b, s in boxes(XAR)}
+    robot = {b.get("name"): (b, s) for b, s in boxes(xars["robot"])}
+    for name, (_, script) in full.items():
+        assert (name in robot) == (box_calls(script) <= bound), name
+    assert {"Point At", "Grasp", "Track Path", "Reach Pose", "Reach Both", "Open/Close Hand"}.isdisjoint(robot)
+    assert {"Wake Up", "Reach To", "Reach To (2)", "Reach To (3)", "Rest", "Compute Angles", "Say Why"} <= set(robot)
+    for name, (box, script) in robot.items():
+        assert script == full[name][1]
+        for param in io(box, "Parameter").values():
+            choices = [c.get("value") for c in param.findall(q("Choice"))]
+            if param.get("name") == "method":
+                assert choices == ["", "analytic"] and param.get("value") == "", (name, choices)
+            else:
+                assert choices == [c.get("value") for c in io(full[name][0], "Parameter")[param.get("name")]]
+
+    def links(xar):
+        return [sorted(lk.attrib.items()) for lk in ET.parse(xar).getroot().iter(q("Link"))]
+
+    assert links(xars["robot"]) == links(XAR)
+    track = next(b for b, _ in full.values() if b.get("name") == "Track Path")
+    linked = XAR.read_text().replace(
+        "</Diagram>",
+        f'<Link inputowner="{track.get("id")}" indexofinput="2" outputowner="0" indexofoutput="2" />\n</Diagram>',
+    )
+    with pytest.raises(ValueError, match="links the box 'Track Path'.*trackPathWithSpeed"):
+        for_runtime(linked)
+
+
+def test_the_package_with_the_runtime_needs_the_naoqi_of_its_service(tmp_path):
+    """ServiceManager came with NAOqi 2.3: the package with the service says so; the boxes alone keep the project's
+    requirement (a computer serves them)."""
+    with zipfile.ZipFile(build(tmp_path / "nao-ik.pkg")) as z:
+        manifest = ET.fromstring(z.read("manifest.xml"))
+    assert manifest.find("./requirements/naoqiRequirement").get("minVersion") == SERVICE_NAOQI == "2.3"
+    with zipfile.ZipFile(build(tmp_path / "boxes.pkg", service=False)) as z:
+        assert z.read("manifest.xml") == (ROOT / "behaviors" / "manifest.xml").read_bytes()
