@@ -11,19 +11,29 @@ STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: demo test soak bench report lint clean view-screenshot view-cost package
 
+# libqi (the 'qi' package) has wheels for CPython 3.8-3.12 on Linux x86_64 only; nao-ik needs 3.9 or newer.
+CHECK_PYTHON := import sys, platform; v = sys.version_info[:2]; ok = (3, 9) <= v <= (3, 12) and \
+	platform.system() == "Linux" and platform.machine() == "x86_64"; \
+	ok or sys.exit("nao-ik needs CPython 3.9-3.12 on Linux x86_64 (libqi has no wheel for Python %d.%d on %s %s); " \
+	"run with another Python, e.g. make PYTHON=python3.12 ..." % (v + (platform.system(), platform.machine())))
+
 $(STAMP): pyproject.toml
+	@$(PYTHON) -c '$(CHECK_PYTHON)'
+	@echo "Setting up $(VENV) with nao-ik and the extras $(EXTRAS) (the first time: a minute or two)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip install --progress-bar off -e ".[$(EXTRAS)]" | grep -E '^(Collecting|Successfully)' || true
+	$(BIN)/python -c "import qi" || (echo "libqi did not install: see above" && exit 1)
 	touch $(STAMP)
 
 # The live view is on while the demo runs: open the address it prints.
 demo: $(STAMP)
 	$(BIN)/nao-ik demo --view
 
+# The suite (about four minutes on 2 cores), one line per test file as it runs.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest
 
 # The long variant of the reliability tests: 2000 examples per property and a
 # one-minute load run with 4 client processes.

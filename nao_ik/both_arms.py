@@ -5,7 +5,7 @@ wy, wz]`` (FRAME_TORSO); each is solved from that arm's current posture
 (:func:`nao_ik.api.solve` or :func:`nao_ik.pose.solve_pose` with axisMask
 63). The pair is then checked by ``check(left_model, q_left, right_model,
 q_right, start_left, start_right) -> str`` (the empty string when the pair
-is fine): the place where the body model (issue 13) plugs in, "collision-free
+is fine): the place where the body model plugs in, "collision-free
 against the body and each other's final and swept postures". Without a
 check, every pair passes.
 """

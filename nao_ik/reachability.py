@@ -9,7 +9,7 @@ is the point's *dexterity* (degrees: how much the elbow can still turn with
 the hand held there). The nearest reachable point of an unreachable target
 is the closest attainable point of :func:`nao_ik.geometry.closest.closest`.
 
-The body (issue 13): ``clear`` is the one place a body check plugs in. It
+The body: ``clear`` is the one place a body check plugs in. It
 is a function ``clear(model, q) -> bool array`` telling which of the (K, 5)
 configurations ``q`` keep the arm outside the body; with it, a point is
 reachable only if some allowed configuration is clear, and the dexterity

@@ -11,7 +11,7 @@ volume is the count of reachable points times the cell's volume. Written to
 cloud, coloured by dexterity; needs matplotlib, in the ``dev`` and ``plot``
 extras).
 
-The body (issue 13): :func:`workspace` takes the body check of
+The body: :func:`workspace` takes the body check of
 :mod:`nao_ik.reachability` (``clear``); ``--body`` adds the volume outside
 the body (:func:`body_check`: the arm's links at least the body model's
 margin from its parts), once the body model (``nao_ik.collision``) is in the
@@ -80,15 +80,15 @@ def workspace(arm: str, step: float = 0.01, wrist: float = 0.0, clear: ClearChec
 
 
 def body_check() -> ClearCheck:
-    """The body model's check (issue 13): every link at least ``nao_ik.body.MARGIN`` from the body's parts.
+    """The body model's check: every link at least ``nao_ik.body.MARGIN`` from the body's parts.
 
     Raises:
         RuntimeError: the body model is not in this package.
     """
     try:
-        from . import body, collision  # the body model of issue 13, where integrated
+        from . import body, collision  # the body model, where the package has it
     except ImportError:
-        raise RuntimeError("the body model (issue 13: nao_ik.body, nao_ik.collision) is not in this build") from None
+        raise RuntimeError("the body model (nao_ik.body, nao_ik.collision) is not in this build") from None
     return lambda model, q: collision.clearance_batch(model, q)[0] >= body.MARGIN
 
 
@@ -185,7 +185,7 @@ def main(argv: Sequence[str]) -> int:
         for path in paths:
             print(f"  wrote {path}", file=sys.stderr)
     if not clear:
-        print("\nThe joint limits alone: --body adds the volume outside the body (the body model of issue 13).\n")
+        print("\nThe joint limits alone: --body adds the volume outside the body (the body model).\n")
     return 0
 
 

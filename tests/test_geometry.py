@@ -100,7 +100,7 @@ def test_analytic_reaches_every_benchmark_target_exactly(arm):
         assert one.reached and one.error < 1e-9 and model.within_limits(one.angles)
 
 
-#: far_pairs seeds on which the search before its closed-form proof (Search.beat, adfec9d) answered farther than
+#: far_pairs seeds on which the search without its closed-form proof (Search.beat) answers farther than
 #: sampled: 4 of 400 (LArm), 5 of 400 (RArm, one by 0.1996 s of move, the worst of 25,600 pairs).
 FAR_SEEDS = {"LArm": 15, "RArm": 8}
 

@@ -1,5 +1,6 @@
-"""Hostile input over real libqi for issue 19's methods (:data:`nao_ik.arm_args.ARM_SPECS`), as test_hostile does
-for the others: valid or hostile arguments, the robot checked after every call."""
+"""Hostile input over real libqi for the frame, both-arm, hand, pointing and reachability methods
+(:data:`nao_ik.arm_args.ARM_SPECS`), as test_hostile does for the others: valid or hostile arguments, the robot
+checked after every call."""
 
 import math
 import random
@@ -67,6 +68,6 @@ def test_hostile_calls_to_the_arm_methods(awake):
         calls[name] += 1
     assert set(calls) == set(ARM_SPECS) and outcomes["answered"] > 100 and outcomes["refused"] > 100
     report.lines.append(
-        f"hostile calls to issue 19's methods: {CALLS} calls to {len(calls)} methods ({outcomes['answered']} answered, "
+        f"hostile calls to ARM_SPECS methods: {CALLS} calls to {len(calls)} methods ({outcomes['answered']} answered, "
         f"{outcomes['refused']} refused), {len(awake.moves())} commands received, 0 bad commands"
     )

@@ -1,4 +1,4 @@
-"""Issue 19 end to end over real libqi: frames, both arms, hands and grasp, pointAt, reachability."""
+"""End to end over real libqi: frames, both arms, hands and grasp, pointAt, reachability."""
 
 import numpy as np
 import pytest
@@ -190,7 +190,7 @@ def test_motors_off_refuse_the_hand_and_both_arms(stack):
 
 
 def test_readme_recipes_run(awake):
-    """The README's recipes: a point in FRAME_ROBOT (where a detection would be) picked up; a wave."""
+    """The recipes of docs/service.md: a point in FRAME_ROBOT (where a detection would be) picked up; a wave."""
     import math
 
     ik = awake.ik

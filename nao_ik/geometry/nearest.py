@@ -33,9 +33,9 @@ search refines from their middles and proves again (at most BEAT_ROUNDS
 times; the answer after the last round is the best found, proved or not).
 Steps 1-3 only make the first answer good: with the proof they run a coarser
 ring (PROVED_RING swivels, one seed), which the proof betters where it
-misses; the search before the proof (RING swivels, two seeds and the near
-path's second seed below; ``nao-ik bench-nearest`` on adfec9d) was farther
-than a 0.5-degree sampling on up to 5 of each 400 pairs, by up to 0.2 s. The proof is on the
+misses; the search alone (RING swivels, two seeds and the near path's
+second seed below) can be farther than a 0.5-degree sampling, by up to 0.2 s
+on some pairs (``tests/test_geometry.py``'s FAR_SEEDS). The proof is on the
 joint limits alone: the body's clearance (``extra``) has no closed-form
 boundaries, and a search within it keeps the full ring and, on small moves,
 a second seed: the configuration next to the start that reaches the target
@@ -57,9 +57,9 @@ swivels (refinement and the exact intervals add a few); a coarser ring misses
 more of the basins a finer sampling finds. The batch's answers are proved
 where the caller gives a start per target (``solve_batch(..., initial=)``):
 :mod:`nao_ik.geometry.proof` runs the proof elementwise, and the targets it
-finds a shorter move for take the single solve's answer. Before (``nao-ik
-bench-nearest`` on 7ab5b0a, whose batch had no proof yet), 1-5 % of its pairs were farther than a
-0.5-degree sampling, by up to 0.47 s. From the neutral posture (no
+finds a shorter move for take the single solve's answer (without the proof,
+some pairs would be farther than a 0.5-degree sampling, by up to 0.47 s of
+move). From the neutral posture (no
 ``initial``) the batch keeps its search alone and its speed.
 """
 

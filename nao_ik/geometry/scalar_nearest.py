@@ -13,7 +13,7 @@ nearer (:meth:`Search.beat`), bettering its answer until there is none.
 
 An extra per-swivel constraint plugs in as ``extra``: a function of the five
 joint angles returning a margin (radians or metres, negative = forbidden),
-combined with the joint limits' margin (the body's clearance, issue 13). With
+combined with the joint limits' margin (the body's clearance). With
 it the answer is the nearest configuration where both margins are >= 0.
 
 Written in the common subset of Python 2.7 and 3 with no numpy.
