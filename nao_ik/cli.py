@@ -147,7 +147,7 @@ def serve_main(argv: Sequence[str]) -> int:
     p = argparse.ArgumentParser(
         prog="nao-ik serve",
         description="Register NaoArmIK on a robot's (or a simulated robot's) service directory; reconnect and "
-        "re-register if the robot goes away. Runs until Ctrl-C.",
+        "re-register if the robot goes away; restart at once if the service process crashes. Runs until Ctrl-C.",
         epilog="example, from a PC to a NAO: nao-ik serve --qi-url tcp://192.168.1.12:9559 "
         "--qi-listen-url tcp://0.0.0.0:0",
     )
@@ -183,6 +183,10 @@ def serve_main(argv: Sequence[str]) -> int:
     password = os.environ.get("NAOQI_PASSWORD")
     if a.user and password is None:
         p.error("--user needs the password in the NAOQI_PASSWORD environment variable")
+    from . import supervisor
+
+    if not supervisor.is_worker():  # the service runs in a worker process, restarted if libqi crashes it
+        return supervisor.supervise([sys.executable, "-m", "nao_ik.cli", "serve", *argv])
     from .server import limit_message_size, serve
 
     limit_message_size()  # before libqi reads its first message

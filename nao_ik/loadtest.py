@@ -25,6 +25,7 @@ import numpy as np
 from .bench import sample_targets
 from .latency import format_costs, measure
 from .model import ARMS
+from .supervisor import process_tree
 
 METHODS = ("dls", "fabrik", "jacobian-pinv", "sdls")
 
@@ -58,11 +59,12 @@ def _free_port() -> int:
 
 
 def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+    """The resident memory of ``pid`` and its children (``nao-ik serve``: the supervisor and its worker), MB."""
+    total = 0.0
+    for p in process_tree(pid):
+        with open(f"/proc/{p}/status", encoding="ascii") as fh:
+            total += next((int(line.split()[1]) / 1024.0 for line in fh if line.startswith("VmRSS:")), 0.0)
+    return total
 
 
 NAO_IK = (sys.executable, "-m", "nao_ik.cli")

@@ -16,6 +16,9 @@ message is larger, before reading it, where it would otherwise convert the
 whole argument to Python objects before the service could refuse it (a
 1,000,000-point path: about 600 MB and 40 s). A 2000-point path is 100 to
 110 kB (measured: refused with a 100,000-byte cap, taken with 110,000).
+
+A value nested thousands of lists deep is small and still crashes libqi as
+it decodes it: :mod:`nao_ik.supervisor` restarts the service then.
 """
 
 from __future__ import annotations
@@ -40,9 +43,12 @@ LOOPBACK = "tcp://127.0.0.1:0"
 BACKOFF_START = 0.5
 BACKOFF_MAX = 10.0
 POLL = 0.2
-#: Largest message libqi accepts in ``serve`` (ALMotion's replies and the
-#: service directory's, including ALMotion's method list, stay far below).
-MAX_MESSAGE_BYTES = 4 << 20
+#: Largest message libqi accepts in ``serve``: ten times the largest legal call (a 2000-point path, about
+#: 110 kB), and several times ALMotion's method list, the largest message the robot sends (a robot whose
+#: ALMotion sent more would fail to connect, libqi's log saying "maximum configured payload size": set
+#: QI_MAX_MESSAGE_PAYLOAD higher there). A message costs the service up to about 15 times its size in memory
+#: while libqi and qi-python convert it.
+MAX_MESSAGE_BYTES = 1 << 20
 #: Seconds ``serve`` waits for running calls when it stops.
 STOP_TIMEOUT = 5.0
 #: Seconds ``serve`` waits for the robot to unregister the service when it stops.

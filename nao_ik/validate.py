@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 from collections.abc import Mapping, Set
 from typing import Any, Sequence
 
@@ -174,10 +175,15 @@ def _no_hidden_booleans(value: Any, name: str) -> None:
 def show(value: Any) -> str:
     """The value (shortened), its kind named where its repr could pass for a number or a list."""
     kind = next((label for types, label in _LABELS if isinstance(value, types)), None)
-    text = repr(value)
+    # Containers to a few levels only: a value nested thousands deep must not recurse (RecursionError).
+    text = _SHORT.repr(value) if isinstance(value, (list, tuple, dict, set, frozenset)) else repr(value)
     text = text if len(text) <= 60 else text[:57] + "..."
     return f"{kind} {text}" if kind else text
 
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict, _SHORT.maxset = 3, 8, 8, 4, 4
+_SHORT.maxstring = _SHORT.maxother = 60
 
 _LABELS = (
     ((bool, np.bool_), "a boolean"),

@@ -5,7 +5,7 @@ At least :data:`CALLS` calls per run (``NAO_IK_HOSTILE_CALLS`` another count; se
 (:data:`nao_ik.qi_args.SPECS`: a new method is fuzzed as soon as it is declared) and the
 argument-less ones, from :data:`CLIENTS` clients at once. A call gets the right number of
 arguments most of the time, each argument valid or hostile (NaN, infinities, huge numbers,
-booleans, None, strings, nested lists, maps, tuples). After every call the robot's state is
+booleans, None, strings, nested lists (400 deep), maps, tuples). After every call the robot's state is
 checked: no command out of the limits or non-finite ever reached the stub, an answer's angles
 are finite and in the limits, a refusal names the problem; every 500 calls the service answers
 and the commanded posture is inside the limits. The figures go to the reliability summary.
@@ -36,11 +36,19 @@ NO_ARGUMENTS = ("getMethods", "getSpeed")
 MODELS = {arm: arm_model(arm) for arm in ("LArm", "RArm")}
 ALL_JOINTS = [n for m in MODELS.values() for n in m.names]
 
+def _nested(depth: int) -> list:
+    v: object = 0.1
+    for _ in range(depth):
+        v = [v]
+    return v  # type: ignore[return-value]
+
+
 HOSTILE = [
     float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 5e-324, -0.0, 2**63, -(2**63), 10**30,
     True, False, None, "", "LArm ", "larm", "dls\x00", "x" * 300, "💥", [], [float("nan")] * 3, [[[]]],
     {"x": 1.0}, (0.15, 0.12, 0.08), [0.15, 0.12], [0.15, 0.12, 0.08, 0.0], ["0.15", "0.12", "0.08"],
     [[0.15, 0.12, float("inf")]], [(0.15, 0.12, 0.08)], [[True, 0.1, 0.1]], 0, 1, -1, 64, 0.5, 3.5,
+    _nested(400), [_nested(100)] * 3,  # deeper still crashes libqi itself: tests/test_supervisor.py
 ]  # fmt: skip
 #: Refusals name what was wrong (the argument) or come from libqi (the arity).
 REFUSAL_WORDS = (

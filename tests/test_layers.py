@@ -37,7 +37,7 @@ LAYERS = [
     ),
     # the services, their parts
     ("service", "qi_methods", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),
-    ("server", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
+    ("server", "supervisor", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
     ("cli", "robot_pkg"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

@@ -1,0 +1,111 @@
+"""`nao-ik serve` survives what kills libqi: a value nested thousands of lists deep crashes the service process in
+libqi's network thread (SIGSEGV, before any Python code sees the call); the supervisor restarts it at once."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from nao_ik import server, supervisor
+from sim_stub.robot import SimulatedRobot
+from tests.qi_fixtures import qi
+
+#: A caller that sends reachTo(x nested DEPTH lists deep, ...); its own qi client recurses too (hence the stack).
+NESTED_CALLER = textwrap.dedent(
+    """
+    import resource, sys, threading
+    import qi
+    sys.setrecursionlimit(1000000)
+    threading.stack_size(512 << 20)
+    def call():
+        s = qi.Session()
+        s.connect(sys.argv[1])
+        v = 0.1
+        for _ in range(int(sys.argv[2])):
+            v = [v]
+        try:
+            print("answered", s.service("NaoArmIK").reachTo(v, 0.1, 0.1, ""))
+        except Exception as e:
+            print("error", str(e).splitlines()[0])
+    t = threading.Thread(target=call)
+    t.start()
+    t.join()
+    """
+)
+
+
+def _serve(url):
+    return subprocess.Popen([sys.executable, "-m", "nao_ik.cli", "serve", "--qi-url", url],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _answers(url, timeout):
+    """Whether NaoArmIK answers a new caller within ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        user = qi.Session()
+        try:
+            user.connect(url)
+            return user.service("NaoArmIK").computeAngles("LArm", 0.15, 0.12, 0.08)["reached"]
+        except RuntimeError:
+            time.sleep(0.1)
+        finally:
+            user.close()
+    return False
+
+
+def test_the_stop_grace_outlasts_the_workers_own_deadline():
+    assert supervisor.STOP_GRACE > server.STOP_DEADLINE
+
+
+@pytest.mark.parametrize("depth", [1500, 6000])
+def test_a_deeply_nested_argument_leaves_the_service_answering(depth):
+    with SimulatedRobot() as robot:
+        serve = _serve(robot.url)
+        try:
+            assert "registered" in serve.stdout.readline()
+            workers = [p for p in supervisor.process_tree(serve.pid) if p != serve.pid]
+            caller = subprocess.run([sys.executable, "-c", NESTED_CALLER, robot.url, str(depth)],
+                                    capture_output=True, text=True, timeout=60)  # fmt: skip
+            said = caller.stdout.strip().splitlines()[-1]  # after libqi's notices
+            assert said.startswith("error"), caller.stdout + caller.stderr  # refused, or cut off
+            if depth <= 2000:  # libqi decodes it: a clear refusal, not a RecursionError
+                assert said == "error ValueError: target x must be a finite number, got [[[[...]]]]", said
+            t0 = time.monotonic()
+            assert _answers(robot.url, 20), "NaoArmIK did not come back"
+            back = time.monotonic() - t0
+            assert serve.poll() is None  # the supervisor stays
+            now = [p for p in supervisor.process_tree(serve.pid) if p != serve.pid]
+            if depth > 2000:
+                assert now != workers  # the worker died in libqi and was replaced
+                assert back < 10, back
+            assert robot.motion.getViolations() == []
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            code = serve.wait(timeout=20)
+            err = serve.stderr.read()
+        assert code == 0, err
+        if depth > 2000:
+            assert "the service process died (signal 11 (SIGSEGV)); restarting it" in err, err
+
+
+def test_a_crashing_worker_is_restarted_and_a_crash_loop_backs_off(tmp_path):
+    """A worker that dies at once, again and again: restarted each time, then after a growing pause."""
+    starts = tmp_path / "starts"
+    crash = f"import os, signal; open({str(starts)!r}, 'a').write('x'); os.kill(os.getpid(), signal.SIGSEGV)"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", f"from nao_ik import supervisor; supervisor.supervise([{sys.executable!r}, '-c', "
+                               f"{crash!r}])"],  # fmt: skip
+        stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+    err = proc.stderr.read()
+    n = len(starts.read_text())
+    assert 4 <= n <= 8, (n, err)  # BURST at once, then 0.5, 1, 2 s apart
+    assert "times in 10 s; restarting it in" in err
