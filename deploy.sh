@@ -12,14 +12,20 @@
 #    (an autorun service, NAOqi >= 2.3); otherwise it starts the full NaoArmIK
 #    service (every method, Python 3 + numpy) for that robot on this computer:
 #    a systemd user unit where systemd runs, else a background process with a
-#    log and a pid file,
+#    log and a pid file; one unit, or one pid file and log, per robot,
 # 4. checks that NaoArmIK is listed on the robot and answers getMethods.
+#
+# --stop stops one robot's service started here, and only the process this
+# script started: the pid file records its pid and its start time, and a pid
+# now held by another process (a later one, started at another time) is never
+# signalled.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
 usage: ./deploy.sh --robot HOST|USER@HOST [options]
-       ./deploy.sh --stop [--state-dir DIR]
+       ./deploy.sh --robot HOST|USER@HOST [--qi-port N] [--state-dir DIR] --stop
+       ./deploy.sh --stop [--all] [--state-dir DIR]
 
 Deploy nao-ik to a NAO: install the Choregraphe package (the boxes and the
 robot runtime), start the NaoArmIK service (on the robot with --on-robot, else
@@ -31,13 +37,15 @@ options:
   --qi-port N             NAOqi port (default 9559)
   --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0)
   --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
-  --state-dir DIR         where the service's log and pid file go (default ~/.cache/nao-ik)
+  --state-dir DIR         where each robot's service log and pid file go (default ~/.cache/nao-ik)
   --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)
   --on-robot              serve NaoArmIK on the robot itself (the package's service, NAOqi >= 2.3;
                           the analytic method only): no computer needed afterwards
   --no-service            install the package only
   --dry-run               print every command instead of running it
-  --stop                  stop the service that a previous deploy started
+  --stop                  with --robot: stop the service a previous deploy started on this computer
+                          for that robot (and --qi-port); alone: list the robots whose services run, stop none
+  --all                   with --stop: stop every robot's service that deploy.sh started on this computer
   -h, --help              this help
 
 example, a NAO6 on the local network:
@@ -58,6 +66,8 @@ SERVICE=1
 ON_ROBOT=0
 DRY=0
 STOP=0
+ALL=0
+STATE_DIR_GIVEN=0
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 while [ $# -gt 0 ]; do
@@ -67,12 +77,13 @@ while [ $# -gt 0 ]; do
     --qi-port) QI_PORT="${2:?--qi-port needs a value}"; shift 2 ;;
     --listen) LISTEN="${2:?--listen needs a value}"; shift 2 ;;
     --remote-dir) REMOTE_DIR="${2:?--remote-dir needs a value}"; shift 2 ;;
-    --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; shift 2 ;;
+    --state-dir) STATE_DIR="${2:?--state-dir needs a value}"; STATE_DIR_GIVEN=1; shift 2 ;;
     --ssh-option) SSH_OPTS+=("${2:?--ssh-option needs a value}"); shift 2 ;;
     --on-robot) ON_ROBOT=1; shift ;;
     --no-service) SERVICE=0; shift ;;
     --dry-run) DRY=1; shift ;;
     --stop) STOP=1; shift ;;
+    --all) ALL=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option: $1" ;;
   esac
@@ -93,59 +104,224 @@ run() {
   fi
 }
 
-PID_FILE="$STATE_DIR/serve.pid"
-LOG_FILE="$STATE_DIR/serve.log"
-UNIT="nao-ik-serve.service"
+UNIT_DIR="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
+# What an older deploy.sh used for every robot: its pid file (no start time) is
+# reported, never signalled; its unit is stopped, through systemd, for the
+# robot its description names or with --stop --all.
+OLD_PID_FILE="$STATE_DIR/serve.pid"
+OLD_UNIT="nao-ik-serve.service"
 
 have_systemd_user() {
   command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1
 }
 
-# The pid file's process, if it is nao-ik's serve (checked against its command
-# line: a stale file may hold a reused pid, and -1 would signal every process).
-serve_pid() {
-  local pid args
-  pid="$(head -c 32 "$PID_FILE" 2>/dev/null | tr -d '[:space:]')"
+# One robot's service on this computer is named by its NAOqi: the host as
+# checked below (letters, digits, '.', '-', lower-cased: safe in a file name
+# and a systemd unit name; it has no '_') and the qi port, joined by '_'.
+robot_key() { printf '%s_%s' "$(printf '%s' "$1" | tr '[:upper:]' '[:lower:]')" "$2"; }
+KEY_RE='^[a-z0-9]([a-z0-9.-]*[a-z0-9])?_[1-9][0-9]{0,4}$'
+pid_file_of() { printf '%s/serve-%s.pid' "$STATE_DIR" "$1"; }
+log_file_of() { printf '%s/serve-%s.log' "$STATE_DIR" "$1"; }
+unit_of() { printf 'nao-ik-serve-%s.service' "$1"; }
+url_of() { printf 'tcp://%s:%s' "${1%_*}" "${1##*_}"; }
+# The command that stops the service of KEY.
+stop_command_of() {
+  local host="${1%_*}" port="${1##*_}"
+  printf './deploy.sh --robot %q' "$host"
+  [ "$port" = 9559 ] || printf ' --qi-port %q' "$port"
+  [ "$STATE_DIR_GIVEN" = 0 ] || printf ' --state-dir %q' "$STATE_DIR"
+  printf ' --stop'
+}
+
+# A process's start time, which tells it from a later process given the same
+# pid: "proc:" and field 22 of /proc/PID/stat (clock ticks after boot) where
+# /proc is, else "ps:" and ps's lstart. Nothing if there is no such process.
+start_time() {
+  local pid="$1" stat fields=() lstart
+  if [ -r /proc/self/stat ]; then
+    stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 0
+    # Field 2, the command name in parentheses, may hold spaces and ')': fields 3.. follow its last ')'.
+    read -r -a fields <<< "${stat##*)}"
+    if [[ "${fields[19]:-}" =~ ^[0-9]+$ ]]; then
+      printf 'proc:%s\n' "${fields[19]}"
+    fi
+  else
+    lstart="$(LC_ALL=C ps -o lstart= -p "$pid" 2>/dev/null | tr -s ' ' | sed 's/^ //; s/ $//')" || return 0
+    if [ -n "$lstart" ]; then
+      printf 'ps:%s\n' "$lstart"
+    fi
+  fi
+  return 0
+}
+
+# Records the process PID (just started) in FILE: its pid and its start time.
+record_pid() {
+  local pid="$1" file="$2" start
+  start="$(start_time "$pid")"
+  if [ -z "$start" ]; then
+    echo "deploy.sh: the service (pid $pid) exited at once: no pid file written" >&2
+    return 0
+  fi
+  printf 'pid=%s\nstart=%s\n' "$pid" "$start" > "$file"
+}
+
+# The pid in FILE if the very process a deploy started still runs: the pid,
+# and the start time recorded with it, must both match (a pid is reused by
+# later processes; -1 would signal every process of the user), and it must
+# run nao-ik serve. Status 1 (a line said on stdout) when that process is
+# gone, 2 (said on stderr) when the file is not one deploy.sh wrote or its
+# process is not nao-ik serve.
+recorded_pid() {
+  local file="$1" line pid="" start="" now args
+  local start_re='^(proc:[0-9]+|ps:[A-Za-z0-9 :]+)$'
+  while IFS= read -r line || [ -n "$line" ]; do
+    case "$line" in
+      pid=*) pid="${line#pid=}" ;;
+      start=*) start="${line#start=}" ;;
+    esac
+  done <<< "$(head -c 512 "$file" 2>/dev/null)"
   if ! [[ "$pid" =~ ^[1-9][0-9]{0,9}$ ]] || [ "$pid" -le 1 ]; then
-    echo "deploy.sh: the pid file $PID_FILE holds '$pid', not a process id: not signalling anything (remove the file)" >&2
+    echo "deploy.sh: the pid file $file holds '${pid:0:40}', not a process id: not signalling anything (remove the file)" >&2
     return 2
   fi
-  args="$(ps -o args= -p "$pid" 2>/dev/null || true)"
-  if [ -z "$args" ]; then
+  if ! [[ "$start" =~ $start_re ]]; then
+    echo "deploy.sh: the pid file $file records no start time for pid $pid: not signalling it (remove the file)" >&2
+    return 2
+  fi
+  now="$(start_time "$pid")"
+  if [ -z "$now" ]; then
     echo "the service (pid $pid) was not running"
     return 1
   fi
+  if [ "$now" != "$start" ]; then
+    echo "the service (pid $pid) was not running: pid $pid is now another process (started at another time), not signalled"
+    return 1
+  fi
+  # The same process: still, it must run the command deploy.sh starts.
+  args="$(ps -ww -o args= -p "$pid" 2>/dev/null || true)"
   case "$args" in
-    *nao-ik*serve*|*nao_ik*serve*) echo "$pid" ;;
+    *nao-ik\ serve\ --qi-url\ *) echo "$pid" ;;
     *)
-      echo "deploy.sh: pid $pid in $PID_FILE is not nao-ik serve (it runs: ${args:0:80}): not stopping it (remove the file)" >&2
+      echo "deploy.sh: pid $pid in $file is not nao-ik serve (it runs: ${args:0:80}): not stopping it (remove the file)" >&2
       return 2 ;;
   esac
 }
 
-stop_service() {
-  if have_systemd_user && systemctl --user is-active --quiet "$UNIT" 2>/dev/null; then
-    run systemctl --user stop "$UNIT"
-    echo "stopped $UNIT"
-  elif [ -f "$PID_FILE" ]; then
-    local pid status=0
-    pid="$(serve_pid)" || status=$?
+# Stops the service of KEY: its systemd unit if active, the process of its
+# pid file if that very process runs. Status 1 if its pid file is not one
+# deploy.sh wrote (nothing signalled).
+stop_one() {
+  local key="$1" unit pid_file url pid status=0 found=0
+  unit="$(unit_of "$key")"; pid_file="$(pid_file_of "$key")"; url="$(url_of "$key")"
+  if have_systemd_user && systemctl --user is-active --quiet "$unit" 2>/dev/null; then
+    run systemctl --user stop "$unit"
+    echo "stopped $unit (the NaoArmIK service for $url)"
+    found=1
+  fi
+  if [ -f "$pid_file" ]; then
+    found=1
+    pid="$(recorded_pid "$pid_file")" || status=$?
     if [ "$status" = 2 ]; then
       return 1
     elif [ "$status" = 0 ]; then
       run kill -TERM "$pid"
-      echo "stopped the NaoArmIK service (pid $pid)"
+      echo "stopped the NaoArmIK service for $url (pid $pid)"
     else
       echo "$pid"
     fi
-    [ "$DRY" = 1 ] || rm -f "$PID_FILE"
-  else
-    echo "no NaoArmIK service started by deploy.sh is running"
+    [ "$DRY" = 1 ] || rm -f "$pid_file"
+  fi
+  [ "$found" = 1 ] || echo "no NaoArmIK service started by deploy.sh for $url is running"
+}
+
+# The keys of the robots with a pid file or a unit file that deploy.sh wrote.
+known_keys() {
+  local f key
+  {
+    for f in "$STATE_DIR"/serve-*.pid; do
+      [ -e "$f" ] || continue
+      key="${f##*/serve-}"; printf '%s\n' "${key%.pid}"
+    done
+    for f in "$UNIT_DIR"/nao-ik-serve-*.service; do
+      [ -e "$f" ] || continue
+      key="${f##*/nao-ik-serve-}"; printf '%s\n' "${key%.service}"
+    done
+  } | LC_ALL=C sort -u | grep -E "$KEY_RE" || true
+}
+
+# What an older deploy.sh left: a pid file without a start time (never
+# signalled) and a unit shared by every robot.
+report_old() {
+  local pid
+  if [ -f "$OLD_PID_FILE" ]; then
+    pid="$(head -c 32 "$OLD_PID_FILE" 2>/dev/null | tr -d '[:space:]')"
+    [[ "$pid" =~ ^[1-9][0-9]{0,9}$ ]] || pid="no process id"
+    echo "deploy.sh: $OLD_PID_FILE is an older deploy.sh's pid file ($pid) without a start time: not signalling it; if that process is nao-ik serve, stop it yourself, then remove the file" >&2
+  fi
+  if have_systemd_user && systemctl --user is-active --quiet "$OLD_UNIT" 2>/dev/null; then
+    if [ "$ALL" = 1 ]; then
+      run systemctl --user stop "$OLD_UNIT"
+      echo "stopped $OLD_UNIT (an older deploy.sh's unit)"
+    else
+      echo "deploy.sh: $OLD_UNIT (an older deploy.sh's unit, one for every robot) is active; ./deploy.sh --stop --all stops it" >&2
+    fi
   fi
 }
 
-if [ "$STOP" = 1 ]; then
-  stop_service || exit 1
+# An older deploy.sh's unit, if it serves URL (its description names it):
+# stopped, as systemd knows its process.
+stop_old_unit_of() {
+  if have_systemd_user && systemctl --user is-active --quiet "$OLD_UNIT" 2>/dev/null \
+      && grep -qxF "Description=nao-ik NaoArmIK service for $1" "$UNIT_DIR/$OLD_UNIT" 2>/dev/null; then
+    run systemctl --user stop "$OLD_UNIT"
+    echo "stopped $OLD_UNIT (an older deploy.sh's unit, for $1)"
+  fi
+}
+
+# --stop without --robot: the robots whose services run, stopped with --all only.
+stop_listed() {
+  local key pid status running=0 failed=0
+  while IFS= read -r key; do
+    [ -n "$key" ] || continue
+    if [ "$ALL" = 1 ]; then
+      stop_one "$key" || failed=1
+      continue
+    fi
+    if have_systemd_user && systemctl --user is-active --quiet "$(unit_of "$key")" 2>/dev/null; then
+      echo "running: the NaoArmIK service for $(url_of "$key"), unit $(unit_of "$key"); stop it with $(stop_command_of "$key")"
+      running=1
+    fi
+    if [ -f "$(pid_file_of "$key")" ]; then
+      status=0
+      pid="$(recorded_pid "$(pid_file_of "$key")" 2>/dev/null)" || status=$?
+      if [ "$status" = 0 ]; then
+        echo "running: the NaoArmIK service for $(url_of "$key"), pid $pid; stop it with $(stop_command_of "$key")"
+        running=1
+      elif [ "$status" = 2 ]; then
+        echo "deploy.sh: $(pid_file_of "$key") is not a pid file deploy.sh wrote: not signalling anything (remove the file)" >&2
+      fi
+    fi
+  done <<< "$(known_keys)"
+  report_old
+  if [ "$ALL" = 1 ]; then
+    return "$failed"
+  elif [ "$running" = 1 ]; then
+    echo "deploy.sh: --stop without --robot stops none: name the robot as above, or stop them all with ./deploy.sh --stop --all" >&2
+    return 1
+  fi
+  echo "no NaoArmIK service started by deploy.sh is running"
+}
+
+[ "$ALL" = 0 ] || [ "$STOP" = 1 ] || die "--all goes with --stop"
+[ "$ALL" = 0 ] || [ -z "$ROBOT" ] || die "--stop --all stops every robot's service: give it without --robot"
+[[ "$SSH_PORT" =~ ^[0-9]+$ ]] && [[ "$QI_PORT" =~ ^[0-9]+$ ]] || die "--ssh-port and --qi-port must be numbers"
+# The qi port names the service's files: one spelling per port.
+[[ "$QI_PORT" =~ ^[0-9]{1,5}$ ]] && [ "$((10#$QI_PORT))" -ge 1 ] && [ "$((10#$QI_PORT))" -le 65535 ] \
+  || die "--qi-port must be a port number (1-65535), got '$QI_PORT'"
+QI_PORT="$((10#$QI_PORT))"
+
+if [ "$STOP" = 1 ] && [ -z "$ROBOT" ]; then
+  stop_listed || exit 1
   exit 0
 fi
 
@@ -160,14 +336,28 @@ esac
   || die "invalid robot host '$HOST': expected a host name or an IPv4 address (letters, digits, '.', '-'; not starting with '-')"
 [[ "$USER_NAME" =~ ^[A-Za-z_][A-Za-z0-9._-]*$ ]] \
   || die "invalid robot user '$USER_NAME': expected a login name (letters, digits, '.', '_', '-'; not starting with '-')"
+# The host names the unit and the pid file, which a file system and systemd cap at 255 characters.
+[ "${#HOST}" -le 200 ] || die "invalid robot host: ${#HOST} characters (at most 200)"
 TARGET="$USER_NAME@$HOST"
-[[ "$SSH_PORT" =~ ^[0-9]+$ ]] && [[ "$QI_PORT" =~ ^[0-9]+$ ]] || die "--ssh-port and --qi-port must be numbers"
 # The folder on the robot travels as an argument of a fixed remote script,
 # never pasted into a command; it must still be a plain absolute path.
 if [ -n "$REMOTE_DIR" ] && ! [[ "$REMOTE_DIR" =~ ^/[A-Za-z0-9._/+-]*$ ]]; then
   die "invalid --remote-dir '$REMOTE_DIR': expected an absolute path of letters, digits and . _ / + - only"
 fi
 QI_URL="tcp://$HOST:$QI_PORT"
+KEY="$(robot_key "$HOST" "$QI_PORT")"
+[[ "$KEY" =~ $KEY_RE ]] || die "internal error: service name '$KEY'"
+PID_FILE="$(pid_file_of "$KEY")"
+LOG_FILE="$(log_file_of "$KEY")"
+UNIT="$(unit_of "$KEY")"
+
+if [ "$STOP" = 1 ]; then
+  status=0
+  stop_one "$KEY" || status=1
+  stop_old_unit_of "$QI_URL"
+  report_old
+  exit "$status"
+fi
 
 # Dependencies.
 for tool in ssh scp python3; do
@@ -232,8 +422,11 @@ if [ "$ON_ROBOT" = 1 ]; then
   # 3. On the robot: ServiceManager runs the package's autorun service after installing it.
   [ "$status" = 3 ] && die "the robot has no PackageManager (NAOqi < 2.3?): nothing there starts a package's service; deploy without --on-robot to serve NaoArmIK from this computer"
   if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
-    stop_service >/dev/null  # a NaoArmIK served from this computer would take the name
+    # a NaoArmIK served for this robot from this computer would take the name
+    stop_one "$KEY" >/dev/null || die "not starting: $PID_FILE is not a pid file deploy.sh wrote (remove it)"
+    stop_old_unit_of "$QI_URL" >/dev/null
   fi
+  [ "$DRY" = 1 ] || report_old
   echo "waiting for the robot's own NaoArmIK (the package's service) on $QI_URL"
   if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 60; then
     die "NaoArmIK did not come up on the robot: its log is under ~/.local/share/PackageManager/apps/nao-ik-behaviors there; ServiceManager needs NAOqi >= 2.3 (else deploy without --on-robot)"
@@ -245,11 +438,13 @@ fi
 # 3. The service, on this computer.
 SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
 if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
-  stop_service >/dev/null
+  # this robot's service only: the other robots' keep running
+  stop_one "$KEY" >/dev/null || die "not starting: $PID_FILE is not a pid file deploy.sh wrote (remove it)"
+  stop_old_unit_of "$QI_URL" >/dev/null
 fi
+[ "$DRY" = 1 ] || report_old
 run mkdir -p "$STATE_DIR"
 if have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
-  UNIT_DIR="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
   echo "starting NaoArmIK as the systemd user unit $UNIT"
   run mkdir -p "$UNIT_DIR"
   if [ "$DRY" = 1 ]; then
@@ -266,7 +461,7 @@ else
     printf '+'; printf ' %q' nohup "${SERVE[@]}"; printf ' > %q 2>&1 &\n' "$LOG_FILE"
   else
     nohup "${SERVE[@]}" > "$LOG_FILE" 2>&1 &
-    echo $! > "$PID_FILE"
+    record_pid "$!" "$PID_FILE"
   fi
 fi
 
@@ -276,4 +471,4 @@ if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 30; then
   [ -f "$LOG_FILE" ] && tail -n 20 "$LOG_FILE" >&2
   die "NaoArmIK did not come up on $QI_URL (log above)"
 fi
-echo "done: call NaoArmIK from Choregraphe or Python; stop it with ./deploy.sh --stop"
+echo "done: call NaoArmIK from Choregraphe or Python; stop it with $(stop_command_of "$KEY")"

@@ -61,17 +61,38 @@ class GraspPlan(NamedTuple):
     reason: str
 
 
+#: The shortest approach vector taken as a direction: below it (a nanometre, as
+#: metres) a vector is what the difference of two equal points leaves, not a
+#: direction anyone chose.
+MIN_APPROACH_LENGTH = 1e-9
+
+
 def approach_direction(value: Sequence[float]) -> tuple[float, float, float]:
-    """A unit approach direction from three finite numbers, not all zero.
+    """A unit approach direction from three finite numbers, of length at least :data:`MIN_APPROACH_LENGTH`.
+
+    Any larger length is a direction: the vector is divided by its largest
+    component first, so squaring cannot overflow (``[1e200, 1e200, 0]`` is
+    ``(1/sqrt 2, 1/sqrt 2, 0)``) nor underflow, and the result is a unit
+    vector, never zero. The service decodes its ``approach`` argument with
+    this and :func:`plan_grasp` checks its own with it.
 
     Raises:
-        ValueError: naming the problem.
+        ValueError: naming ``approach`` and the problem.
     """
     v = validate.vector(value, 3, "approach", ("approach x", "approach y", "approach z"))
-    n = math.sqrt(sum(x * x for x in v))
-    if not n > 1e-9:
+    largest = max(abs(x) for x in v)
+    if largest == 0.0:
         raise ValueError(f"approach must be a direction (not all zero), got {list(v)}")
-    return v[0] / n, v[1] / n, v[2] / n
+    scaled = [x / largest for x in v]  # the largest is +-1: the squares below are in [0, 1]
+    norm = math.sqrt(sum(x * x for x in scaled))  # in [1, sqrt 3]
+    if not largest * norm >= MIN_APPROACH_LENGTH:
+        raise ValueError(
+            f"approach must be a direction (not all zero; length at least {MIN_APPROACH_LENGTH:g}), got {list(v)}"
+        )
+    u = (scaled[0] / norm, scaled[1] / norm, scaled[2] / norm)
+    if not all(math.isfinite(x) for x in u) or not abs(math.sqrt(sum(x * x for x in u)) - 1.0) < 1e-9:
+        raise ValueError(f"approach must be a direction, got {list(v)}")  # not reached: a last guard
+    return u
 
 
 def plan_grasp(
@@ -85,7 +106,8 @@ def plan_grasp(
 
     Args:
         target: where the hand closes, FRAME_TORSO metres.
-        approach: the direction the hand moves in along (three numbers, any length but 0).
+        approach: the direction the hand moves in along (three finite numbers, any length from
+            :data:`MIN_APPROACH_LENGTH`; normalised by :func:`approach_direction`).
         arm: ``"LArm"``, ``"RArm"`` or a model with the robot's limits.
         initial: the arm's current posture; default neutral.
         method: the IK method of the arm steps.
