@@ -1,15 +1,19 @@
-"""The live view (extra 'view'): its scene against the kinematics, recording and replay, and the page
-in a real headless Chromium following a reach made over qi."""
+"""The live view (extra 'view'): its scene against the kinematics, recording and replay, who may use it
+(its own address, its own page, the run's token), and the page in a real headless Chromium following a
+reach made over qi."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import struct
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
@@ -26,6 +30,8 @@ from nao_ik.view.sources import ReplayMotion  # noqa: E402
 from nao_ik.view.viewer import Viewer, ViewOptions, screen_point  # noqa: E402
 
 from .test_cli import ENV, PY, free_port, wait_for_line  # noqa: E402
+
+EVIL = "http://evil.example"
 
 HAND = re.compile(r"(LArm|RArm) hand: (-?[\d.]+), (-?[\d.]+), (-?[\d.]+) mm")
 
@@ -108,6 +114,154 @@ def test_the_answer_shows_the_fields_it_has():
     assert "jointChange: 0.420 rad" in text and "moveSeconds: 1.500 s" in text
 
 
+def _get(port: int, path: str, host: str | None = None, headers: dict | None = None) -> tuple[int, str | None, str]:
+    """A plain HTTP GET to the view with the Host header given: (status, Set-Cookie, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.putrequest("GET", path, skip_host=True)
+        conn.putheader("Host", host or f"127.0.0.1:{port}")
+        for key, value in (headers or {}).items():
+            conn.putheader(key, value)
+        conn.endheaders()
+        r = conn.getresponse()
+        return r.status, r.getheader("Set-Cookie"), r.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def _websocket(port: int, path: str, origin: str | None, headers: dict | None = None) -> int | bytes:
+    """Open the view's websocket as viser's client does: its first message, or the HTTP status refusing it."""
+    import viser
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    try:
+        with connect(
+            f"ws://127.0.0.1:{port}{path}",
+            origin=origin,
+            subprotocols=[f"viser-v{viser.__version__}"],
+            additional_headers=headers,
+            open_timeout=10,
+        ) as ws:
+            return ws.recv(timeout=10)
+    except InvalidStatus as e:
+        return e.response.status_code
+
+
+def _port_token(viewer: Viewer) -> tuple[int, str]:
+    """The view's port and the token its printed address carries ("" if none)."""
+    return viewer.server.get_port(), parse_qs(urlsplit(viewer.url).query).get("token", [""])[0]
+
+
+@pytest.fixture
+def view():
+    viewer = Viewer(CountingMotion(), options=ViewOptions(port=0))
+    try:
+        yield viewer
+    finally:
+        viewer.stop()
+
+
+def test_the_url_carries_a_fresh_token(view):
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{view.server.get_port()}/\?token=[\w-]{{32,}}", view.url)
+    with Viewer(CountingMotion(), options=ViewOptions(port=0)) as other:
+        assert _port_token(other)[1] != _port_token(view)[1] and other.token == _port_token(other)[1]
+
+
+def test_the_page_refuses_a_foreign_host(view):
+    port, token = _port_token(view)
+    for host in ("evil.example", f"evil.example:{port}", f"127.0.0.1.evil.example:{port}", f"127.0.0.1:{port + 1}"):
+        status, cookie, _ = _get(port, f"/?token={token}", host=host)
+        assert status == 403 and cookie is None, host
+    # With the token, the view's own names work (it listens on loopback).
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        status, _, body = _get(port, f"/?token={token}", host=host)
+        assert status == 200 and "<html" in body.lower(), host
+
+
+def test_the_page_refuses_a_missing_or_wrong_token(view):
+    port, token = _port_token(view)
+    for path in ("/", "/index.html", "/?token=", f"/?token={token[:-1]}", f"/?token={token}x", "/?tok=" + token):
+        assert _get(port, path)[0] == 403, path
+    status, cookie, body = _get(port, f"/?token={token}")
+    assert status == 200 and "<html" in body.lower()
+    assert cookie.startswith(f"nao-ik-view-{port}={token};") and "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    # The cookie it set lets the page in again; a wrong one does not.
+    assert _get(port, "/", headers={"Cookie": f"nao-ik-view-{port}={token}"})[0] == 200
+    assert _get(port, "/", headers={"Cookie": f"nao-ik-view-{port}=wrong"})[0] == 403
+
+
+def test_the_websocket_refuses_a_foreign_origin(view):
+    port, token = _port_token(view)
+    for origin in (EVIL, f"{EVIL}:{port}", f"http://127.0.0.1:{port + 1}", "null", None):
+        assert _websocket(port, f"/?token={token}", origin) == 403, origin
+    assert not view.server.get_clients()
+
+
+def test_the_websocket_refuses_a_missing_or_wrong_token(view):
+    port, token = _port_token(view)
+    own = f"http://127.0.0.1:{port}"
+    assert _websocket(port, "/", own) == 403
+    assert _websocket(port, "/?token=wrong", own) == 403
+    assert _websocket(port, "/", own, {"Cookie": f"nao-ik-view-{port}=wrong"}) == 403
+    assert _websocket(port, "/", own, {"Cookie": f"nao-ik-view-{port + 1}={token}"}) == 403  # another view's cookie
+    assert not view.server.get_clients()
+    # The right token with the view's own origin: in the query, or as viser's client sends it (no query, the
+    # cookie the page set).
+    assert isinstance(_websocket(port, f"/?token={token}", own), bytes)
+    cookie = {"Cookie": f"other=1; nao-ik-view-{port}={token}"}
+    assert isinstance(_websocket(port, "/", f"http://localhost:{port}", cookie), bytes)
+
+
+def test_the_hosts_a_view_answers_to_follow_the_address_it_listens_on():
+    from nao_ik.view.guard import Guard
+
+    lan, anywhere, v6 = Guard("192.168.1.5"), Guard("0.0.0.0"), Guard("::1")
+    assert lan.host_allowed("192.168.1.5:8080", 8080) and not lan.host_allowed("localhost:8080", 8080)
+    assert not lan.host_allowed("192.168.1.5:8081", 8080) and not lan.host_allowed("192.168.1.5", 8080)
+    assert anywhere.host_allowed("10.0.0.7:8080", 8080) and anywhere.host_allowed("[fe80::1]:8080", 8080)
+    assert not anywhere.host_allowed("evil.example:8080", 8080)  # a name could be rebound; an IP cannot
+    assert v6.host_allowed("[::1]:8080", 8080) and v6.host_allowed("localhost:8080", 8080)
+    for bad in ("", "127.0.0.1:80:80", "[::1", "127.0.0.1:x", "127.0.0.1:8080@evil.example"):
+        assert not Guard("127.0.0.1").host_allowed(bad, 8080), bad
+    assert Guard("127.0.0.1").origin_allowed("http://localhost:8080", 8080)
+    assert not Guard("127.0.0.1").origin_allowed("https://localhost:8080", 8080)
+
+
+class RecordingSession:
+    """A qi session that records which services are asked for; NaoArmIK answers every reach."""
+
+    def __init__(self):
+        self.services: list[str] = []
+        self.reaches: list[tuple] = []
+
+    def service(self, name):
+        self.services.append(name)
+        session = self
+
+        class IK:
+            def getMethods(self):  # noqa: N802
+                return ["dls"]
+
+            def reachTo(self, *args):  # noqa: N802
+                session.reaches.append(args)
+                return {"arm": "LArm", "reached": True, "error": 0.0}
+
+        return IK()
+
+
+def test_every_control_of_the_page_goes_through_naoarmik_only():
+    session = RecordingSession()
+    with Viewer(CountingMotion(), session, ViewOptions(port=0)) as viewer:
+        buttons = [w for w in viewer.panel if type(w).__name__ == "GuiButtonHandle"]
+        labels = sorted(b.label for b in buttons)
+        assert labels == ["Clear trail", "Reach"], labels
+        for button in buttons:  # press each as the page would
+            for callback in list(button._impl.update_cb):
+                callback(None)
+    assert session.reaches and set(session.services) == {"NaoArmIK"}, session.services
+
+
 def test_commands_have_help_with_an_example():
     for command in ("view", "view-cost"):
         out = subprocess.run(PY + [command, "--help"], capture_output=True, text=True, env=ENV, timeout=60)
@@ -145,7 +299,7 @@ def test_the_page_in_a_real_browser_follows_reaches_over_qi(awake, browser, tmp_
     record = tmp_path / "session.jsonl"
     viewer = Viewer(stack.stub, stack.user, ViewOptions(port=0, record=str(record)), source="test robot")
     try:
-        assert viewer.url.startswith("http://127.0.0.1:")
+        assert viewer.url.startswith("http://127.0.0.1:") and "?token=" in viewer.url
         browser.open(viewer.url)
         before = page_hands(browser.wait_for_text("LArm hand"))
         target = np.array([0.12, 0.18, 0.05])
@@ -205,7 +359,9 @@ def test_sim_view_record_and_replay_commands(tmp_path):
         sim = start(["sim", "--listen", url, "--view", "--view-port", "0"])
         wait_for_line(sim, "simulated robot listening at")
         page_url = wait_for_line(sim, "view: http://127.0.0.1:").split()[1]
-        assert "<html" in _http(page_url).lower()
+        assert "<html" in _http(page_url).lower() and "?token=" in page_url
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            _http(page_url.split("?")[0])
         view = start(["view", "--qi-url", url, "--port", "0", "--rate", "20", "--record", str(record)])
         wait_for_line(view, "view: http://127.0.0.1:")
         user = qi.Session()
@@ -236,7 +392,7 @@ def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
     argv = ["demo", "--out", str(tmp_path), "--methods", "dls", "--view", "--view-port", "0", "--rounds", "0"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert re.search(r"^view: http://127\.0\.0\.1:\d+ ", out, re.M) and "| dls | in front, left |" in out
+    assert re.search(r"^view: http://127\.0\.0\.1:\d+/\?token=[\w-]+ ", out, re.M) and "| dls | in front, left |" in out
 
 
 def test_the_view_stays_off_the_core_path():

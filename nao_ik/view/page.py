@@ -26,8 +26,6 @@ class Panel(NamedTuple):
     arm: object
     target: object
     reach: object
-    wake_up: object
-    rest: object
     clear_trail: object
     answer: object
 
@@ -51,11 +49,9 @@ def build_panel(server, methods: Sequence[str], controls: bool = True) -> Panel:
         arm = gui.add_dropdown("arm", ARM_CHOICES, initial_value="auto")
         target = gui.add_vector3("target (m)", START_TARGET, step=0.001)
         reach = gui.add_button("Reach")
-        wake_up = gui.add_button("Wake up")
-        rest = gui.add_button("Rest")
     clear_trail = gui.add_button("Clear trail")
     answer = gui.add_markdown("Drag the gizmo (or set the target and press Reach) to call NaoArmIK.reachTo.")
-    return Panel(status, hands, method, arm, target, reach, wake_up, rest, clear_trail, answer)
+    return Panel(status, hands, method, arm, target, reach, clear_trail, answer)
 
 
 def method_argument(label: str) -> str:

@@ -9,7 +9,10 @@ process pays nothing for an unwatched view.
 
 Reaches from the page (the gizmo released, or the Reach button) call
 ``NaoArmIK.reachTo`` (``reachToWithArm`` when an arm is chosen) over the qi
-session given, as any client would.
+session given, as any client would: the page's controls go through NaoArmIK's
+checks and nothing else (no ALMotion call; waking the robot and resting it are
+left to the operator's own program). Only the view's own page, with the run's
+token, can use it (:mod:`.guard`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from . import page
+from .guard import TOKEN_PARAM, Guard, guarded_serve, url_host
 from .record import Recorder
 from .scene import VIEW_JOINTS, RobotScene
 
@@ -86,8 +90,8 @@ class Viewer:
         motion: what the angles are read from: anything with ALMotion's
             ``getAngles(names, useSensors)`` (the stub in process, an ALMotion
             proxy over qi, a :class:`~.sources.ReplayMotion`).
-        session: the qi session reaches are made over (``NaoArmIK``, and
-            ``ALMotion`` for the Wake up and Rest buttons); None: no reaches (a replay).
+        session: the qi session reaches are made over (``NaoArmIK`` only);
+            None: no reaches (a replay).
         options: :class:`ViewOptions` (default: loopback, port 8080, 50 Hz).
         source: what the page says it shows (a URL, a file).
         methods: the method names to offer; default: ``NaoArmIK.getMethods()``,
@@ -111,8 +115,14 @@ class Viewer:
         self.session = session
         self.options = options
         self.source = source
-        with _quiet():  # viser prints a banner; the commands print the address their own way
+        self.guard = Guard(options.host)
+        # viser prints a banner; the commands print the address their own way
+        with _quiet(), guarded_serve(self.guard):
             self.server = viser.ViserServer(host=options.host, port=options.port, verbose=False)
+        if not self.guard.installed:
+            with _quiet():
+                self.server.stop()
+            raise RuntimeError("the view could not hook its access checks into viser's server; not serving it")
         self.server.initial_camera.position = CAMERA.position
         self.server.initial_camera.look_at = CAMERA.look_at
         self.server.initial_camera.fov = math.radians(CAMERA.fov)
@@ -137,8 +147,13 @@ class Viewer:
 
     @property
     def url(self) -> str:
-        """The page's address."""
-        return f"http://{self.options.host}:{self.server.get_port()}"
+        """The page's address, with the run's token (the page refuses a request without it)."""
+        return f"http://{url_host(self.options.host)}:{self.server.get_port()}/?{TOKEN_PARAM}={self.guard.token}"
+
+    @property
+    def token(self) -> str:
+        """The run's token (see :mod:`.guard`)."""
+        return self.guard.token
 
     # ------------------------------------------------------------------ reaches
 
@@ -188,20 +203,11 @@ class Viewer:
                 self.reach(target)
 
         page.on_click(p.reach, lambda: self.reach(p.target.value))
-        page.on_click(p.wake_up, lambda: self._motion_call("wakeUp"))
-        page.on_click(p.rest, lambda: self._motion_call("rest"))
         page.on_click(p.clear_trail, self.scene.clear_trails)
 
         @p.target.on_update
         def _(_event) -> None:
             self.gizmo.position = tuple(float(c) for c in p.target.value)
-
-    def _motion_call(self, name: str) -> None:
-        try:
-            getattr(self.session.service("ALMotion"), name)()
-            self._set("answer", f"ALMotion.{name}() done")
-        except RuntimeError as e:
-            self._set("answer", page.refusal_markdown(str(e)))
 
     def _methods(self) -> list[str]:
         if self.session is not None:
