@@ -108,6 +108,20 @@ def sim_main(argv: Sequence[str]) -> int:
         default=0.0,
         help="milliseconds added to every ALMotion call, half each way, as over a network (default 0)",
     )
+    p.add_argument(
+        "--profile",
+        choices=("linear", "smooth", "synchronised"),
+        help="how joints move: linear (constant speed, instant start and stop), smooth (continuous velocity, "
+        "overshoot on retarget, like ALMotion), synchronised (smooth, the joints of a command arrive together) "
+        "(default: $NAO_IK_STUB_PROFILE, else linear)",
+    )
+    p.add_argument("--cycle-ms", type=float, default=20.0, help="ALMotion's control cycle (default 20; NAO6: 12 or 24)")
+    p.add_argument(
+        "--sag-mrad",
+        type=float,
+        default=0.0,
+        help="sensed angles of still joints off their command by up to this, as Smart Stiffness sags (default 0)",
+    )
     a = p.parse_args(argv)
     if a.record and not a.view:
         p.error("--record needs --view")
@@ -115,6 +129,12 @@ def sim_main(argv: Sequence[str]) -> int:
         p.error(f"--latency-ms must be in [0, 10000], got {a.latency_ms:g}")
     if a.latency_ms and a.view:
         p.error("--latency-ms and --view cannot be combined")
+    if not 1 <= a.cycle_ms <= 100:
+        p.error(f"--cycle-ms must be in [1, 100], got {a.cycle_ms:g}")
+    if not 0 <= a.sag_mrad <= 50:
+        p.error(f"--sag-mrad must be in [0, 50], got {a.sag_mrad:g}")
+    if a.view and (a.profile or a.cycle_ms != 20.0 or a.sag_mrad):
+        p.error("--profile, --cycle-ms and --sag-mrad cannot be combined with --view")
     if not 0 < a.view_rate <= 50:
         p.error(f"--view-rate must be in (0, 50] Hz, got {a.view_rate:g}")
     quiet_qi()
@@ -128,7 +148,15 @@ def sim_main(argv: Sequence[str]) -> int:
         return 0
     from .server import run_sim
 
-    run_sim(a.listen, ready=ready, apps_dir=a.apps_dir, latency=a.latency_ms / 1e3)
+    run_sim(
+        a.listen,
+        ready=ready,
+        apps_dir=a.apps_dir,
+        latency=a.latency_ms / 1e3,
+        profile=a.profile,
+        cycle=a.cycle_ms / 1e3,
+        sag=a.sag_mrad / 1e3,
+    )
     return 0
 
 

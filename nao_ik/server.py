@@ -209,15 +209,20 @@ def run_sim(
     ready: Callable[[str], None] | None = None,
     apps_dir: str | None = None,
     latency: float = 0.0,
+    profile: str | None = None,
+    cycle: float = 0.02,
+    sag: float = 0.0,
 ) -> None:
     """Run a simulated robot (stub ALMotion, optionally a PackageManager) until ``stop``.
 
     ``latency``: seconds added to every ALMotion call, half each way (:mod:`sim_stub.latency`).
+    ``profile``, ``cycle``, ``sag``: how the stub's joints move, its control cycle (seconds) and the sag of
+    its still joints' sensed angles (radians): :class:`sim_stub.robot.SimulatedRobot`.
     """
     from sim_stub.robot import SimulatedRobot
 
     stop = stop or stop_on_signals()
-    with SimulatedRobot(listen, apps_dir=apps_dir, latency=latency) as robot:
+    with SimulatedRobot(listen, apps_dir=apps_dir, latency=latency, profile=profile, cycle=cycle, sag=sag) as robot:
         if ready:
             ready(robot.url)
         while not stop.is_set():

@@ -1,26 +1,58 @@
-"""The stub ALMotion's own arm collision protection, like ALMotion's ``setCollisionProtectionEnabled("Arms")``.
+"""The stub ALMotion's own arm collision protection, like ALMotion's ``setCollisionProtectionEnabled``.
 
-An independent check of the same body (:data:`nao_ik.body.BODY`) with the
-smaller :data:`nao_ik.body.STUB_MARGIN`: it does not use nao-ik's distance
-function (:mod:`nao_ik.collision`), but samples points along each arm link
-and measures their distance to each body capsule's axis. Sampling can only
-overestimate the distance, by the sag between samples (SAMPLES points per
-link: measured under 0.2 mm where the link is clear of the part, up to about
-1 mm deep inside it), less than the difference between the two margins.
+ALMotion's protection does not stop a command: each cycle it takes the velocity
+nearest the commanded one that does not close the gap to the body too fast, so
+the arm slides along the body and ends elsewhere (NAO_ARM.md). The stub does
+the same with its own shapes, each control cycle an arm moves (:func:`bend`):
+
+- the gaps of the arm to each body part and to the other arm (:func:`gaps`);
+- if the cycle's step would take the arm within :data:`MARGIN` of a part (or
+  deeper into one it already overlaps), the step is bent: the nearest step (in
+  joint space) whose linearised gap to every near part stays at least
+  :data:`FLOOR` (or, already closer, grows by :data:`PUSH`), within the
+  joints' limits; the linearisation is checked on the real gaps and the step
+  halved until it holds (at worst: no step). What is left of the step slides
+  the arm along the part.
+
+The body: the library's capsules (:data:`nao_ik.body.BODY`) and arm links
+(:data:`nao_ik.body.LINKS`) with the stub's smaller :data:`MARGIN`, measured
+by sampling points along each link (an independent distance function, not
+nao-ik's :mod:`nao_ik.collision`; SAMPLES points per link: it overestimates the
+distance by under 0.2 mm where the link is clear of the part, up to about 1 mm
+deep inside it). The other arm: the stub's own shapes of both arms
+(:mod:`sim_stub.shapes`), exact capsule distances.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
 
 from nao_ik.body import BODY, LINKS, STUB_MARGIN
-from nao_ik.kinematics import chain
+from nao_ik.collision import link_points
 from nao_ik.model import arm_model
+
+from .shapes import arms_gap
 
 #: Points sampled along each link (both ends included).
 SAMPLES = 12
+#: The clearance the protection keeps (metres): it never lets an arm move within it (nor deeper into it).
+MARGIN = STUB_MARGIN
+#: Where a bent step aims: the linearised gap stays at least MARGIN + 1 mm, room for the linearisation's error.
+FLOOR = MARGIN + 0.001
+#: How much a bent step of an arm already within FLOOR of a part must move it away (linearised), metres.
+PUSH = 0.0005
+#: ``isCollision`` answers "near" for an arm within MARGIN + NEAR of a part.
+NEAR = 0.030
+#: No point of an arm's shapes moves more than REACH metres per radian of the joints' summed change.
+REACH = 0.30
+#: The part name of the other arm in the protection's records.
+OTHER_ARM = "other arm"
+#: The body's parts, then the other arm: the keys of :func:`gaps`.
+BODY_PARTS = tuple(dict.fromkeys(c.part for c in BODY))
+PARTS = BODY_PARTS + (OTHER_ARM,)
 
 # The body's capsule axes (start a, direction d, 1/|d|^2 or 0 for a sphere), radii and parts; the links'.
 _A = np.array([c.a for c in BODY], dtype=float)
@@ -29,9 +61,23 @@ _DD = np.einsum("ij,ij->i", _D, _D)
 _INV = np.divide(1.0, _DD, out=np.zeros_like(_DD), where=_DD > 0.0)
 _RADII = np.array([c.radius for c in BODY], dtype=float)
 _PARTS = [c.part for c in BODY]
+_PART_OF = np.array([BODY_PARTS.index(p) for p in _PARTS])
 _U = np.linspace(0.0, 1.0, SAMPLES)[None, :, None]
 _SKIP = np.array([ln.skip for ln in LINKS], dtype=float)[:, None]
 _LINK_RADII = np.array([ln.radius for ln in LINKS], dtype=float)[:, None]
+_MODELS = {arm: arm_model(arm) for arm in ("LArm", "RArm")}
+_OTHER = {"LArm": "RArm", "RArm": "LArm"}
+
+
+def _body_gaps(arm: str, angles: Sequence[float]) -> np.ndarray:
+    """The gap of every link to every body capsule, metres: (link, capsule)."""
+    pts = link_points(_MODELS[arm], [float(a) for a in angles])
+    p = np.array([pts[ln.start] for ln in LINKS], dtype=float)
+    e = np.array([pts[ln.end] for ln in LINKS], dtype=float)
+    p = p + _SKIP * (e - p)
+    rel = (p[:, None, :] + _U * (e - p)[:, None, :])[:, :, None, :] - _A  # (link, sample, capsule, xyz)
+    w = np.clip(np.einsum("lscj,cj->lsc", rel, _D) * _INV, 0.0, 1.0)
+    return np.linalg.norm(rel - w[..., None] * _D, axis=3).min(axis=1) - _RADII - _LINK_RADII
 
 
 def arm_clearance(arm: str, angles: Sequence[float]) -> tuple[float, str]:
@@ -44,19 +90,123 @@ def arm_clearance(arm: str, angles: Sequence[float]) -> tuple[float, str]:
         arm: ``"LArm"`` or ``"RArm"``.
         angles: the arm's five joint angles.
     """
-    ch = chain(arm_model(arm), [float(a) for a in angles])
-    pts = {0: ch.origins[0], 2: ch.origins[2], 4: ch.origins[4], 5: ch.hand}
-    p = np.array([pts[ln.start] for ln in LINKS], dtype=float)
-    e = np.array([pts[ln.end] for ln in LINKS], dtype=float)
-    p = p + _SKIP * (e - p)
-    rel = (p[:, None, :] + _U * (e - p)[:, None, :])[:, :, None, :] - _A  # (link, sample, capsule, xyz)
-    w = np.clip(np.einsum("lscj,cj->lsc", rel, _D) * _INV, 0.0, 1.0)
-    gap = np.linalg.norm(rel - w[..., None] * _D, axis=3).min(axis=1) - _RADII - _LINK_RADII  # (link, capsule)
+    gap = _body_gaps(arm, angles)
     k = int(np.argmin(gap))  # the first smallest, links then capsules in order
     return float(gap.flat[k]), _PARTS[k % len(_PARTS)]
 
 
 def collides(arm: str, angles: Sequence[float]) -> tuple[bool, str]:
-    """(True if the arm comes within STUB_MARGIN of the body, the part)."""
+    """(True if the arm comes within MARGIN of the body, the part)."""
     gap, part = arm_clearance(arm, angles)
-    return gap < STUB_MARGIN, part
+    return gap < MARGIN, part
+
+
+def gaps(arm: str, angles: Sequence[float], other: Sequence[float] | None, exact: bool = True) -> dict[str, float]:
+    """The arm's gap to each body part and to the other arm (at ``other``; None: no other arm), metres.
+
+    ``exact=False``: where the boxes around the two arms are more than NEAR apart, the other arm's entry
+    is the boxes' distance (never more than the gap), which is cheaper.
+    """
+    per_capsule = _body_gaps(arm, angles).min(axis=0)
+    out = {p: math.inf for p in PARTS}
+    for k, g in zip(_PART_OF, per_capsule):
+        out[BODY_PARTS[k]] = min(out[BODY_PARTS[k]], float(g))
+    if other is not None:
+        left, right = (angles, other) if arm == "LArm" else (other, angles)
+        out[OTHER_ARM] = arms_gap(left, right, math.inf if exact else NEAR)
+    return out
+
+
+def state(arm: str, angles: Sequence[float], other: Sequence[float] | None) -> tuple[str, float, str]:
+    """(``isCollision``'s answer for the arm, its smallest gap, the part), from the gaps alone.
+
+    "collision": within FLOOR (+ 0.1 mm) of a part, where the protection holds an arm it bends;
+    "near": within MARGIN + NEAR; else "none".
+    """
+    g = gaps(arm, angles, other)
+    part = min(g, key=g.__getitem__)
+    gap = g[part]
+    return ("collision" if gap < FLOOR + 1e-4 else "near" if gap < MARGIN + NEAR else "none"), gap, part
+
+
+def _nearest(start: np.ndarray, rows: list, bounds: list) -> tuple[np.ndarray, list]:
+    """The point nearest ``start`` with ``row . x >= bound`` for every row, and the multipliers (Hildreth's
+    dual coordinate ascent: exact for one row, converging for several)."""
+    x = start.copy()
+    lam = [0.0] * len(rows)
+    norms = [float(r @ r) for r in rows]
+    for _ in range(300):
+        moved = 0.0
+        for k, (r, b, n) in enumerate(zip(rows, bounds, norms)):
+            new = max(0.0, lam[k] + (b - float(r @ x)) / n)
+            if new != lam[k]:
+                x = x + (new - lam[k]) * r
+                moved = max(moved, abs(new - lam[k]) * math.sqrt(n))
+                lam[k] = new
+        if moved < 1e-13:
+            break
+    return x, lam
+
+
+def bend(
+    arm: str,
+    start: Sequence[float],
+    step: Sequence[float],
+    other: Sequence[float] | None,
+    lower: Sequence[float],
+    upper: Sequence[float],
+    free: Sequence[bool] | None = None,
+) -> tuple[np.ndarray, str | None]:
+    """One control cycle of the protection for one arm: (the step it lets the arm take, the part it bent it
+    for, or None if it let the step through).
+
+    Args:
+        arm: ``"LArm"`` or ``"RArm"``.
+        start: the arm's five joint angles before the cycle.
+        step: the change of the five angles the motion wants this cycle.
+        other: the other arm's five angles (None: no other arm).
+        lower, upper: the five joints' limits (a bent step stays within them).
+        free: which joints the protection may change (default all): the moving ones; a joint at rest
+            stays at rest.
+    """
+    q0 = np.asarray(start, dtype=float)
+    dq = np.asarray(step, dtype=float)
+    after = gaps(arm, q0 + dq, other, exact=False)
+    if all(g >= MARGIN for g in after.values()):
+        return dq, None
+    g0 = gaps(arm, q0, other)
+    after = gaps(arm, q0 + dq, other)
+    if all(after[p] >= min(g0[p], MARGIN) for p in PARTS):  # out of an overlap, or not deeper into it
+        return dq, None
+    reach = REACH * math.sqrt(len(dq)) * float(np.linalg.norm(dq))
+    near = [p for p in PARTS if g0[p] - reach < FLOOR]
+    mask = np.ones(len(dq)) if free is None else np.array([1.0 if f else 0.0 for f in free])
+    h = 1e-6
+    probes = [gaps(arm, q0 + h * np.eye(len(dq))[i], other) if mask[i] else g0 for i in range(len(dq))]
+    rows, bounds, names = [], [], []
+    for p in near:
+        n = np.array([(probe[p] - g0[p]) / h for probe in probes]) * mask
+        if float(n @ n) < 1e-12:
+            continue
+        rows.append(n)
+        bounds.append(min(g0[p] + PUSH, FLOOR) - g0[p])
+        names.append(p)
+    x, lam = _nearest(dq, rows, bounds)
+    lo, hi = np.asarray(lower, dtype=float) - q0, np.asarray(upper, dtype=float) - q0
+    if np.any(x < lo) or np.any(x > hi):  # keep the bent step within the joints' limits
+        eye = np.eye(len(dq))
+        for i in np.flatnonzero(mask):
+            rows += [eye[i], -eye[i]]
+            bounds += [min(lo[i], 0.0), min(-hi[i], 0.0)]
+        x, lam = _nearest(dq, rows, bounds)
+        x = np.clip(x, np.minimum(lo, 0.0), np.maximum(hi, 0.0))
+    for _ in range(10):  # the linearisation checked on the real gaps
+        got = gaps(arm, q0 + x, other)
+        if all(got[p] >= min(g0[p], MARGIN) for p in PARTS):
+            break
+        x = x / 2.0
+    else:
+        x = np.zeros_like(dq)
+    acting = [(lam[k], names[k]) for k in range(len(names)) if lam[k] > 0.0]
+    part = max(acting)[1] if acting else min(after, key=after.__getitem__)
+    return x, part

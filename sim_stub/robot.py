@@ -9,7 +9,7 @@ from __future__ import annotations
 import qi
 
 from .latency import LatentMotion
-from .motion import StubMotion
+from .motion import CYCLE, StubMotion
 from .packages import StubPackageManager
 from .services import StubServiceManager
 
@@ -28,6 +28,12 @@ class SimulatedRobot:
             (:mod:`sim_stub.latency`); 0: none.
         python2: what plays the robot's ``/usr/bin/python2`` for those services (default: see
             :class:`~sim_stub.services.StubServiceManager`).
+        profile: how the joints move: ``"linear"``, ``"smooth"`` or ``"synchronised"``
+            (:mod:`sim_stub.profiles`); None: the given motion's, or for a new one the environment variable
+            NAO_IK_STUB_PROFILE if set, else :data:`~sim_stub.profiles.DEFAULT_PROFILE`.
+        cycle: ALMotion's control cycle, seconds (None: the given motion's, else 0.02).
+        sag: how far the sensed angles of still joints may be off their command, radians (None: the given
+            motion's, else 0; :class:`~sim_stub.motion.StubMotion`).
 
     Attributes:
         session: the standalone qi session (the robot's NAOqi).
@@ -42,12 +48,19 @@ class SimulatedRobot:
         apps_dir: str | None = None,
         latency: float = 0.0,
         python2: str | None = None,
+        profile: str | None = None,
+        cycle: float | None = None,
+        sag: float | None = None,
     ):
         if not latency >= 0.0:
             raise ValueError(f"latency must be >= 0 seconds, got {latency!r}")
+        if motion is None:
+            motion = StubMotion(profile=profile, cycle=CYCLE if cycle is None else cycle, sag=sag or 0.0)
+        else:
+            motion._configure(profile, cycle, sag)
         self.session = qi.Session()
         self.session.listenStandalone(listen)
-        self.motion = motion or StubMotion()
+        self.motion = motion
         self._served = LatentMotion(self.motion, latency) if latency > 0 else self.motion
         self._motion_id = self.session.registerService("ALMotion", self._served)
         self.packages = None

@@ -24,8 +24,14 @@ quiet_qi("ERROR")
 class Stack:
     """Robot, service and user sessions; closes them in reverse order."""
 
-    def __init__(self, motion: StubMotion | None = None, latency: float = 0.0, **service_options: float):
-        self.robot = SimulatedRobot(motion=motion, latency=latency)
+    def __init__(
+        self,
+        motion: StubMotion | None = None,
+        latency: float = 0.0,
+        profile: str | None = None,
+        **service_options: float,
+    ):
+        self.robot = SimulatedRobot(motion=motion, latency=latency, profile=profile)
         self.server = qi.Session()
         self.server.connect(self.robot.url)
         self.server.listen("tcp://127.0.0.1:0")

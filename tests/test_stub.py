@@ -30,7 +30,7 @@ def clock():
 
 @pytest.fixture
 def motion(clock):
-    m = StubMotion(clock=clock, sleep=clock.sleep)
+    m = StubMotion(clock=clock, sleep=clock.sleep, profile="linear")  # the timings below are the linear profile's
     m.wakeUp()
     return m
 
