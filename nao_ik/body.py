@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .body_data import (  # noqa: F401  (the numbers, re-exported under their old names)
+    HEAD_REST,
     HIP_Y,
     HIP_Z,
     LINK_ROWS,
@@ -77,12 +78,14 @@ def thigh(side: float, hip_pitch: float = STAND_HIP_PITCH) -> Capsule:
     return Capsule(*thigh_row(side, hip_pitch))
 
 
-def body(left_hip_pitch: float = STAND_HIP_PITCH, right_hip_pitch: float = STAND_HIP_PITCH) -> tuple[Capsule, ...]:
-    """NAO's body (both arms share it; it is symmetric in y), thighs at the given HipPitch.
+def body(left_hip_pitch: float = STAND_HIP_PITCH, right_hip_pitch: float = STAND_HIP_PITCH,
+         head: tuple[float, float] | None = HEAD_REST) -> tuple[Capsule, ...]:  # fmt: skip
+    """NAO's body (both arms share it), thighs at the given HipPitch, the head at (HeadYaw, HeadPitch) or, None,
+    wherever it may be.
 
     The shapes: :func:`nao_ik.body_data.body_rows` (torso, head, hips, thighs; their sizes and sources there).
     """
-    return tuple(Capsule(*row) for row in body_rows(left_hip_pitch, right_hip_pitch))
+    return tuple(Capsule(*row) for row in body_rows(left_hip_pitch, right_hip_pitch, head))
 
 
 #: The body at the standing posture.

@@ -61,16 +61,28 @@ STAND_HIP_PITCH = -0.45
 #: The thigh's radius: the thigh mesh is 102 x 96 mm across.
 THIGH_RADIUS = 0.045
 
-#: The arm's links as rows (name, start, end, skip, radius): chain points (0 shoulder, 2 elbow, 4 wrist,
-#: 5 hand effector), the fraction of the segment left out at its start (the upper arm near the shoulder
-#: is the shoulder's own housing, part of the torso), the radius. NAO's upper arm and forearm are about
-#: 40 mm thick (the datasheet's photographs against the 105 mm upper arm); the hand capsule covers the
-#: palm between the wrist and the hand effector (the fingers, which close around the effector point,
-#: are not modelled).
+#: How far the upper arm's shell reaches behind the shoulder joint, along the arm: its root, the shoulder
+#: housing (NAO_ARM.md, "The real robot's shape": the upper arm's capsule runs from 42 mm behind to 96 mm
+#: past the shoulder joint; the housing sticks out up to 29 mm beyond a plain torso). Chain point 1.
+SHOULDER_BACK = 0.042
+#: How far the hand reaches along the forearm's axis past the wrist, fingers straight (NAO_ARM.md: the
+#: fingers' bases 69 mm past the wrist, two 14 mm phalanges, 5.5 mm radius: 102.5 mm; the mesh is 84 mm
+#: long). Chain point 6; its capsule's radius adds the rest.
+HAND_REACH = 0.090
+
+#: The arm's links as rows (name, start, end, skip, radius): chain points (0 shoulder, 1 the upper arm's
+#: root behind it, 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end), the fraction of the segment
+#: left out at its start for the arm's own check (its root is inside its own shoulder housing, next to the
+#: torso; another arm meets the whole link), the radius. The radii contain the real arm (NAO_ARM.md, "The
+#: real robot's shape", measured from the meshes and collision primitives of the Webots NAO): upper arm mesh
+#: radius 24-30 mm -> 30; forearm mesh about 27 mm (capsule 22) and the elbow's 20 mm sphere -> 27; the hand
+#: (palm and fingers, mesh 84 long x 68 wide x 63 thick, open or closed) -> a capsule along the forearm's
+#: axis from the wrist to HAND_REACH, radius 40 (the 68 x 63 cross-section's half diagonal is 46 for a box,
+#: about 40 for the rounded palm; the fingertips at 102.5 mm lie within it).
 LINK_ROWS = (
-    ("upper arm", 0, 2, 0.35, 0.015),
-    ("forearm", 2, 4, 0.0, 0.018),
-    ("hand", 4, 5, 0.0, 0.018),
+    ("upper arm", 1, 2, 0.53, 0.030),
+    ("forearm", 2, 4, 0.0, 0.027),
+    ("hand", 4, 6, 0.0, 0.040),
 )
 
 #: The body parts, in the order reasons and counts list them.
@@ -95,31 +107,61 @@ def thigh_row(side, hip_pitch=STAND_HIP_PITCH):
     return ("thighs", hip, knee, THIGH_RADIUS)
 
 
-def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH):
-    # type: (float, float) -> tuple
+#: The head (NAO_ARM.md, "The real robot's shape"): a capsule of HEAD_RADIUS across the head's y axis,
+#: +-HEAD_HALF (the mesh is +-66.5 mm wide), its centre HEAD_ABOVE the neck joint (z 181.5 mm at rest); it
+#: turns with HeadYaw and HeadPitch about the neck (HeadPitch +0.51 brings the face about 27 mm forward).
+HEAD_RADIUS, HEAD_HALF, HEAD_ABOVE = 0.050, 0.0165, 0.055
+#: HeadPitch's range (the robot's limits, -38.5 to 29.5 degrees).
+HEAD_PITCH_RANGE = (-0.6720, 0.5149)
+
+
+def head_row(head=None):
+    # type: (tuple | None) -> tuple
+    """The head as a row: at (HeadYaw, HeadPitch) in radians, or, where they are not known (None), a capsule
+    holding it at every yaw and pitch (its centre anywhere within HEAD_ABOVE x sin(|pitch|) of the neck's axis,
+    its ends HEAD_HALF further, in any direction)."""
+    if head is None:
+        swing = HEAD_ABOVE * max(math.sin(abs(p)) for p in HEAD_PITCH_RANGE)
+        low = NECK_Z + HEAD_ABOVE * min(math.cos(p) for p in HEAD_PITCH_RANGE)
+        return ("head", (0.0, 0.0, low), (0.0, 0.0, NECK_Z + HEAD_ABOVE), math.hypot(swing, HEAD_HALF) + HEAD_RADIUS)
+    yaw, pitch = head
+    cy, sy, cp, sp = math.cos(yaw), math.sin(yaw), math.cos(pitch), math.sin(pitch)
+    c = (HEAD_ABOVE * sp * cy, HEAD_ABOVE * sp * sy, NECK_Z + HEAD_ABOVE * cp)  # Rz(yaw) Ry(pitch) (0, 0, above)
+    side = (-sy * HEAD_HALF, cy * HEAD_HALF, 0.0)  # the head's y axis, turned by the yaw
+    return ("head", tuple(a - b for a, b in zip(c, side)), tuple(a + b for a, b in zip(c, side)), HEAD_RADIUS)
+
+
+#: HeadYaw and HeadPitch of the standing posture.
+HEAD_REST = (0.0, 0.0)
+
+
+def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, head=HEAD_REST):
+    # type: (float, float, tuple | None) -> tuple
     """NAO's body as rows (part, a, b, radius), thighs at the given HipPitch (both arms share it).
 
-    - torso: two vertical capsules side by side, 55 mm radius, at y = +-20 mm:
-      x from -59 to +51 mm (118 mm deep, the mesh's depth), y +-75 mm (the
-      chest between the shoulder housings; the shoulders sit at +-98 mm, so an
-      upper arm beside the chest clears it), z from -85 mm (the hip joints'
-      level) to +135 mm (just above the shoulders, below the neck joint).
-    - head (with the neck): a sphere of 62 mm radius (the head is 139 mm
-      wide, 120 mm tall) centred 55 mm above the neck joint.
+    - torso: a vertical capsule of 58 mm radius on the torso's axis, its
+      centres from z -15 to +125 mm (the Webots NAO's torso primitive: radius
+      55 over the same span): x +-58 mm (the chest front at the sternum is at
+      56-58 mm, the back at -52.5), y +-58 mm, a waist 37 mm wide at z -60
+      (the robot's: 36-48). The shoulder housings, which stick out beyond it,
+      are the upper arms' roots (:data:`LINK_ROWS`, SHOULDER_BACK): the other
+      arm's links are part of the body.
+    - head: :func:`head_row` at (HeadYaw, HeadPitch) ``head``, or holding
+      every head posture where ``head`` is None.
     - hips: the pelvis as a capsule across between the two hip joints,
       radius 40 mm (pelvis mesh 61 x 65 mm across).
     - thighs: :func:`thigh_row` of each leg.
 
     Args:
         left_hip_pitch, right_hip_pitch: LHipPitch and RHipPitch, radians.
+        head: (HeadYaw, HeadPitch), radians; None: not known (every head posture).
 
     Returns:
-        Six rows: torso, torso, head, hips, left thigh, right thigh.
+        Five rows: torso, head, hips, left thigh, right thigh.
     """
     return (
-        ("torso", (TORSO_X, 0.020, -0.030), (TORSO_X, 0.020, 0.080), 0.055),
-        ("torso", (TORSO_X, -0.020, -0.030), (TORSO_X, -0.020, 0.080), 0.055),
-        ("head", (0.0, 0.0, NECK_Z + 0.055), (0.0, 0.0, NECK_Z + 0.055), 0.062),
+        ("torso", (0.0, 0.0, -0.015), (0.0, 0.0, 0.125), 0.058),
+        head_row(head),
         ("hips", (TORSO_X, -HIP_Y, HIP_Z), (TORSO_X, HIP_Y, HIP_Z), 0.040),
         thigh_row(1.0, left_hip_pitch),
         thigh_row(-1.0, right_hip_pitch),

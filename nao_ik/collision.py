@@ -20,14 +20,17 @@ value is still continuous in the configuration.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from .body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
-from .geometry.scalar_clearance import CAP, KEEP, Clearance
+from .body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PITCH
+from .geometry.scalar_clearance import CAP, KEEP, Clearance, box_growth, link_reach
 from .geometry.scalar_clearance import clearance as scalar_clearance
 from .geometry.scalar_clearance import link_points as scalar_link_points
+from .geometry.scalar_sweep import hull, overshoot
 from .geometry.scalar_swivel import arm as scalar_arm
 from .kinematics import chain
 from .model import ArmModel
@@ -52,21 +55,89 @@ def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> 
     )
 
 
-def posture_body(hip_pitch: tuple[float, float] | None = None, other: tuple[ArmModel, Sequence[float]] | None = None
-                 ) -> tuple[Capsule, ...]:  # fmt: skip
-    """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is.
+#: An arm's region (:func:`arm_region`) is covered by at most this many grown copies of its links ...
+REGION_PIECES = 16
+#: ... each grown by at most this much where fewer suffice, metres.
+REGION_GROWTH = 0.01
+
+
+def arm_region(model: ArmModel, postures: Sequence[Sequence[float]], grow_low: Sequence[float] | None = None,
+               grow_high: Sequence[float] | None = None, part: str = OTHER_ARM) -> tuple[Capsule, ...]:  # fmt: skip
+    """Capsules holding an arm's links in every posture of the joint-space box around ``postures``.
+
+    An arm on its way from one posture to another, at any timing of its joints (each monotonic, as
+    setAngles moves them), stays in the box between the two; a retargeted joint may go past it by
+    :func:`~nao_ik.geometry.scalar_sweep.overshoot` (``grow_low``, ``grow_high``). The box is split across
+    the joint that moves the links most until each piece's links, grown by how far their points may be
+    from the piece's centre (:func:`~nao_ik.geometry.scalar_clearance.box_growth`), are within
+    REGION_GROWTH of it, or REGION_PIECES pieces.
+
+    Returns:
+        The links at each piece's centre, each radius grown by that piece's growth.
+    """
+    k = scalar_arm(model)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+    pieces = [hull([[float(x) for x in q] for q in postures], grow_low, grow_high)]
+    while len(pieces) < REGION_PIECES:
+        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(lo, hi)])) for lo, hi in pieces]
+        worst = max(range(len(pieces)), key=growth.__getitem__)
+        if growth[worst] <= REGION_GROWTH:
+            break
+        lo, hi = pieces.pop(worst)
+        j = max(range(5), key=lambda i: weight[i] * (hi[i] - lo[i]))
+        mid = 0.5 * (lo[j] + hi[j])
+        pieces += [(lo, hi[:j] + [mid] + hi[j + 1 :]), (lo[:j] + [mid] + lo[j + 1 :], hi)]
+    out = []
+    for lo, hi in pieces:
+        centre = [0.5 * (a + b) for a, b in zip(lo, hi)]
+        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(lo, hi)])
+        pts = scalar_link_points(k, centre)
+        out += [
+            Capsule(part, tuple(pts[ln.start]), tuple(pts[ln.end]), ln.radius + g) for ln, g in zip(LINKS, grow)
+        ]
+    return tuple(out)
+
+
+def posture_body(
+    hip_pitch: tuple[float, float] | None = None,
+    other: tuple[ArmModel, Sequence[float]] | None = None,
+    other_aim: Sequence[float] | None = None,
+    other_fraction: float = 1.0,
+    head: tuple[float, float] | None = HEAD_REST,
+) -> tuple[Capsule, ...]:
+    """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is or may go.
 
     Args:
         hip_pitch: (LHipPitch, RHipPitch), radians; None: standing.
         other: (the other arm's model, its five angles); None: left out.
+        other_aim: the other arm's last command where it may still be on its way there (None: it is still):
+            the other arm is then anywhere on its way (:func:`arm_region`), overshoot included.
+        other_fraction: that command's fractionMaxSpeed.
+        head: (HeadYaw, HeadPitch), radians (default: standing); None: wherever it may be.
 
     Returns:
         The capsules (:func:`nao_ik.body.body`, then the other arm's links, part :data:`~nao_ik.body.OTHER_ARM`).
     """
-    shapes = body(*hip_pitch) if hip_pitch is not None else BODY
+    if hip_pitch is None and head == HEAD_REST:
+        shapes = BODY
+    else:
+        shapes = body(*(hip_pitch or (STAND_HIP_PITCH, STAND_HIP_PITCH)), head=head)
     if other is not None:
-        shapes = shapes + arm_capsules(*other)
+        model, q = other
+        if other_aim is None:
+            shapes = shapes + arm_capsules(model, q)
+        else:
+            shapes = shapes + arm_region(model, [q, other_aim], *_overshoots(model, q, other_aim, other_fraction))
     return shapes
+
+
+def _overshoots(model: ArmModel, start: Sequence[float], aim: Sequence[float], fraction: float) -> tuple:
+    """How far each joint on its way from ``start`` to ``aim`` may go past the box between them (below, above)."""
+    over = overshoot(model, fraction)
+    low = [o if a < s else 0.0 for s, a, o in zip(start, aim, over)]
+    high = [o if a > s else 0.0 for s, a, o in zip(start, aim, over)]
+    return low, high
 
 
 def link_points(model: ArmModel, q: Sequence[Any]) -> list:
@@ -117,7 +188,17 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = 
     q = np.asarray(q, dtype=float)
     n = q.shape[0]
     ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
-    pts = {0: ch.origins[0], 2: ch.origins[2], 4: ch.origins[4], 5: ch.hand}
+    s, e, w = ch.origins[0], ch.origins[2], ch.origins[4]
+    upper = math.hypot(*model.joints[2].offset)  # shoulder to elbow
+    lower = math.hypot(*model.joints[4].offset)  # elbow to wrist
+    pts = {
+        0: s,
+        1: [s[k] - SHOULDER_BACK / upper * (e[k] - s[k]) for k in range(3)],
+        2: e,
+        4: w,
+        5: ch.hand,
+        6: [w[k] + HAND_REACH / lower * (w[k] - e[k]) for k in range(3)],
+    }
     a, d, dd, radius, index = _arrays(shapes)
     best = np.full(n, CAP)
     part = np.full(n, -1, dtype=np.int64)

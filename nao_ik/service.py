@@ -66,7 +66,7 @@ from .qi_methods import publish
 from .qilog import ServiceLog
 from .reachability import ClearCheck, is_reachable, nearest_reachable
 from .sensed import SensedCache
-from .sweep import Motion, Plan, pair_reason, plan, sweep, sweep_along
+from .sweep import ARRIVED, Plan, pair_legs, pair_reason, plan, stream_regions, sweep_moving, sweep_region
 from .sweep import seconds as move_seconds
 from .track import track_path
 
@@ -82,14 +82,9 @@ CALL_BUDGET = 10.0
 PATH_COMPUTE_BUDGET = 0.1
 #: ... and, from its first command, CALL_BUDGET plus this per point: its 20 ms cycle and ALMotion's answer.
 PATH_POINT_BUDGET = CYCLE + 0.02
-#: The other arm of each arm, and the leg joints whose angles place the thighs of the body model.
+#: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
 OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
-HIPS = ["LHipPitch", "RHipPitch"]
-#: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
-ARRIVED = 0.01
-#: Seconds a command to a moving arm may take from its check to going out; past it, the rest of the arm's way is
-#: checked before it goes (:meth:`NaoArmIK._still_covered`).
-SEND_WINDOW = 0.03
+BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
 #: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
 STILL = 5e-4
 #: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
@@ -106,13 +101,12 @@ _ANSWER = qi.Map(qi.String, qi.Dynamic)
 
 
 class _Way(NamedTuple):
-    """A moving arm's way (:meth:`NaoArmIK._way`): its motion from the reading, the reading's time and round trip,
-    and how far along it (summed joint change) a command checked now may find the arm."""
+    """A moving arm's way (:meth:`NaoArmIK._way`): from its reading toward its last command, at that command's
+    fractionMaxSpeed. A command now starts anywhere on it (:func:`nao_ik.sweep.sweep_moving`)."""
 
-    along: Motion
-    asked: float
-    rtt: float
-    upto: float
+    reading: list
+    aim: list
+    fraction: float
 
 
 # The body's checks of the reachability and both-arms methods: the one that keeps an arm's configuration
@@ -157,7 +151,7 @@ class NaoArmIK:
         self._budget = validate.positive(call_budget, "call_budget")
         self._models: dict[str, ArmModel] = {}
         self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._new_motion)
-        self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names] + HIPS)
+        self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS)
         self._sent = {arm: Unanswered(self._motion) for arm in ARMS}  # the arms' commands not answered yet
         self._aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
         self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
@@ -464,31 +458,25 @@ class NaoArmIK:
         commands = [safe] if route is None else route.commands
         if not move:
             return safe, clamped, change, seconds, commands
-        names, sent, k = list(model.names), [], 0
-        while k < len(commands):
-            q = commands[k]
+        names, sent = list(model.names), []
+        for k, q in enumerate(commands):
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
             if k:
                 way = self._arrive(model, commands[k - 1], job, end, speed)
                 if way is None:
                     break  # a later call took the arm: it commands from where the arm is
-                # The leg was planned from the via itself; the arm is within ARRIVED of it, maybe still moving.
-                if not sweep_along(model, way.along, q, speed, hi=way.upto).clear:
-                    raise RuntimeError(f"{what}: motion: from where the arm reached its swung-out posture the next "
-                                       "move would cross the body; nothing more sent")  # fmt: skip
-            if not self._still_covered(model, way, q, speed):
-                # The command was held up past its check (a busy machine): the arm may have gone farther along
-                # its way than was checked. Plan again from a fresh reading, within the call's budget.
-                model, _, near, route, way = self._plan(model, None, safe, speed, True, job, end, what)
-                if route is None or not route.commands:
-                    why = f"collision: {near.part}" if route is None else route.reason
-                    raise RuntimeError(f"{what}: {why}; nothing {'more ' if sent else ''}sent")
-                commands, k = route.commands, 0
-                continue
+                # The body now: the other arm may have moved, or been sent somewhere, since the plan.
+                model = self._arm_state(model.arm, motors=True, end=end, fresh=True)[0]
+                if clearance(model, safe, model.body).distance < MARGIN - 1e-6:
+                    raise RuntimeError(f"{what}: collision: the {clearance(model, safe, model.body).part} is now where "
+                                       "the arm was going; nothing more sent")  # fmt: skip
+                # The leg was planned from the via itself; the arm is within ARRIVED of it and stopped.
+                if not sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
+                    raise RuntimeError(f"{what}: motion: from where the arm reached its last posture on the way the "
+                                       "next move would cross the body; nothing more sent")  # fmt: skip
             self._send(model.arm, names, q, speed, end)
             sent.append(q)
-            k += 1
         return safe, clamped, change, seconds, sent
 
     @_private
@@ -512,15 +500,31 @@ class NaoArmIK:
             model, start = self._wait_still(model, job, end, what)
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        other = self._model(OTHER_ARM[model.arm], end)
+        if move and (route is None or not route.commands) and self._moving(other, end):
+            # The other arm, anywhere on its way to its last command, is in the way: wait until it is there.
+            self._wait_still(other, job, end, what, state=False)
+            model, start = self._arm_state(model.arm, motors=True, end=end, fresh=True)
+            near = clearance(model, goal, model.body)
+            route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way
+
+    @_private
+    def _moving(self, model: ArmModel, end: float) -> bool:
+        """Whether the arm may still be on its way to its last command (its newest reading is not there)."""
+        aim = self._aim.get(model.arm)
+        if aim is None:
+            return False
+        now, _ = self._sensed.read(list(model.names), _left(end))
+        return max(abs(a - b) for a, b in zip(now, aim)) > 1e-9
 
     @_private
     def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> tuple[Plan, _Way | None]:
         """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
 
         While the arm may still be moving toward its last command, the first command arrives with the
-        arm somewhere on its way there (:meth:`_way`): its motion must be clear from all of it
-        (:func:`nao_ik.sweep.sweep_along`); else the plan from that posture, if its first motion is;
+        arm somewhere on its way there (:meth:`_way`): its motion must be clear from all of it, at any timing
+        (:func:`nao_ik.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
         else no commands, with the reason :data:`MOVING`.
 
         Returns:
@@ -529,50 +533,31 @@ class NaoArmIK:
         way = self._way(model, start)
         if way is None:
             return plan(model, start, goal, speed), None
-        if sweep_along(model, way.along, goal, speed, hi=way.upto).clear:  # the direct motion, from all the way
+        if sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear:  # the direct motion, from all the way
             return Plan([goal], "", move_seconds(model, start, goal, speed)), way
         route = plan(model, start, goal, speed)
-        if len(route.commands) > 1 and sweep_along(model, way.along, route.commands[0], speed, hi=way.upto).clear:
+        if len(route.commands) > 1 and sweep_moving(model, way.reading, way.aim, way.fraction, route.commands[0]).clear:
             return route, way
-        aim = self._aim[model.arm]
-        alt = plan(model, aim, goal, speed)  # planned from where the arm is going instead
-        if alt.commands and sweep_along(model, way.along, alt.commands[0], speed, hi=way.upto).clear:
+        alt = plan(model, way.aim, goal, speed)  # planned from where the arm is going instead
+        if alt.commands and sweep_moving(model, way.reading, way.aim, way.fraction, alt.commands[0]).clear:
             return alt, way
         return Plan([], MOVING, route.seconds), way
 
     @_private
     def _way(self, model: ArmModel, start: Any) -> _Way | None:
-        """Where the arm may be when a command sent within SEND_WINDOW arrives; None when it is still.
-
-        The arm moves from the reading (``start``) toward its last command (:class:`nao_ik.sweep.Motion` at that
-        command's speed). The reading shows the arm between its asking and its answer; a command arrives
-        at most one reading round trip after it is sent: so by then the arm has moved at most for the
-        time since the reading was asked, plus SEND_WINDOW, plus that round trip.
-        """
+        """The arm's way from its reading ``start`` toward its last command; None when it is still there."""
         aim = self._aim.get(model.arm)
         # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm up to 12 mm).
         if aim is None or max(abs(a - b) for a, b in zip(aim, start)) <= 1e-9:
             return None
-        asked, answered = getattr(self._local, "reads", {}).get(model.arm, (-math.inf, 0.0))
-        return _way(model, start, aim, self._aim_speed.get(model.arm, 1.0), asked, answered)
+        return _Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0))
 
     @_private
-    def _still_covered(self, model: ArmModel, way: _Way | None, first: list, speed: float) -> bool:
-        """Right before the first command goes out: whether the way checked covers where the arm may be by then.
-
-        A call delayed past SEND_WINDOW (a loaded machine) checks the rest of the way the arm may have gone.
-        """
-        if way is None:
-            return True
-        need = way.along.travelled(time.monotonic() + way.rtt - way.asked)
-        return need <= way.upto or sweep_along(model, way.along, first, speed, lo=way.upto, hi=need).clear
-
-    @_private
-    def _wait_still(self, model: ArmModel, job: Job, end: float, what: str) -> tuple:
+    def _wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True) -> tuple | None:
         """Wait until the arm stops (at its last command, or wherever it was stopped); its state then.
 
         Returns:
-            (model, start) as :meth:`_arm_state` reads them then.
+            (model, start) as :meth:`_arm_state` reads them then (None without ``state``).
         """
         arm, names, aim = model.arm, list(model.names), self._aim.get(model.arm)
         last = None
@@ -587,20 +572,25 @@ class NaoArmIK:
                 raise RuntimeError(f"{what}: motion: waiting for the arm to stop, {job.reason}; nothing sent")
             if time.monotonic() > end:
                 raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
-        return self._arm_state(arm, motors=True, end=end, fresh=True)
+        return self._arm_state(arm, motors=True, end=end, fresh=True) if state else None
 
     @_private
     def _arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float) -> _Way | None:
-        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture).
+        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture)
+        and stop there (no joint moves more than STILL over a cycle): the next command then turns no joint
+        that is still moving, so no joint overshoots the leg's box.
 
         Returns:
-            The arm's way from there (:meth:`_way`; it may still be moving the last bit to ``via``), or None
-            where the job was stopped first (a later call took the arm).
+            The arm's way from there (:meth:`_way`: the last bit to ``via``, if any), or None where the job was
+            stopped first (a later call took the arm).
         """
+        last = None
         while True:
             now, _, reading = self._sensed.read_timed(list(model.names), _left(end), fresh=True)
             if max(abs(a - b) for a, b in zip(now, via)) <= ARRIVED:
-                return _way(model, now, via, speed, reading.asked, reading.answered)
+                if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL:
+                    return _Way(list(now), list(now), speed)
+                last = now
             if job is not None and job.stop.wait(CYCLE):
                 return None
             if time.monotonic() > end:
@@ -721,7 +711,11 @@ class NaoArmIK:
                 if not all(math.isfinite(q) for qs in safe for q in qs):
                     raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
                 way = self._way(model, start)
-                blocked = self._path_blocked(model, start, safe, speed, way)
+                # A first point more than a cycle away is reached first, like a reach (swung out around the
+                # body where needed, then waited for): a stream of commands starting far from the arm would
+                # leave it behind, heading straight for later points.
+                lead = move_seconds(model, start, safe[0], speed) > CYCLE
+                blocked = self._path_blocked(model, start, safe, speed, way, lead)
                 if attempt or blocked is None or not blocked[1].startswith(MOVING):
                     break
                 # From where the arm may be on its way to its last command the path's first motion would cross
@@ -729,15 +723,20 @@ class NaoArmIK:
                 model, start = self._wait_still(model, job, end, f"trackPath {name}")
             t0 = time.monotonic()
             end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
-            sent, done = 0, t0 - CYCLE
-            for q in safe[: len(safe) if blocked is None else blocked[0]]:
+            sent, done, vias = 0, t0 - CYCLE, []
+            if lead and (blocked is None or blocked[0] > 0):
+                lead_commands = self._command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
+                                              speed, job)[4]  # fmt: skip
+                vias = [list(q) for q in lead_commands[:-1]]
+                sent = 1
+                if self._arrive(model, safe[0], job, end, speed) is None:
+                    blocked = (1, job.reason)
+                done = time.monotonic()
+            for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
                 # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
                 # last one, so a late command is never followed by one within the same cycle. A stop
                 # request ends the wait at once.
                 if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
-                    break
-                if sent == 0 and not self._still_covered(model, way, q, speed):
-                    blocked = (0, f"{MOVING} (the path's first point)")
                     break
                 self._call_aimed([(arm, q)], names, q, speed, end)
                 done = time.monotonic()
@@ -755,31 +754,44 @@ class NaoArmIK:
             "rmsError": float(math.sqrt(sum(e * e for e in errors) / len(errors))),
             "seconds": float(time.monotonic() - t0),
             "sent": sent,
+            # The postures the arm was swung through on its way to the first point (sent before it), if any.
+            "via": vias,
             "stopped": (blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
             if sent < len(safe)
             else "",
         }
 
     @_private
-    def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float, way: _Way | None) -> tuple | None:
+    def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float, way: _Way | None,
+                      lead: bool) -> tuple | None:  # fmt: skip
         """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
-        The motion to the first point is checked from the reading and, where the arm may still be moving
-        toward the last command, from everywhere on its way there (``way``, :meth:`_way`).
+        With ``lead``, the first point is reached like a reach (:meth:`_command`: a plan from the arm's
+        posture, swung out where needed) and waited for; else its motion is checked from the reading and,
+        where the arm may still be moving toward its last command, from everywhere on its way there (``way``).
+        Every later command is checked from wherever the arm may be when it arrives, at any profile: among
+        the points commanded since the last one it has surely reached (:func:`nao_ik.sweep.stream_regions`),
+        each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
         """
         if not model.body:
             return None
-        if path and way is not None and not sweep_along(model, way.along, path[0], speed, hi=way.upto).clear:
-            return 0, f"{MOVING} (the path's first point)"
-        prev = list(start)
         for k, q in enumerate(path):
             near = clearance(model, q, model.body)
             if near.distance < MARGIN - 1e-6:
                 return k, f"collision: {near.part} at point {k}"
-            move = sweep(model, prev, q, speed)
+        if lead:
+            route, _ = self._route(model, start, path[0], speed)
+            if not route.commands:
+                return 0, f"{route.reason} (the path's first point)"
+        elif path and way is not None and not sweep_moving(model, way.reading, way.aim, way.fraction, path[0]).clear:
+            return 0, f"{MOVING} (the path's first point)"
+        base = path[0] if lead else start
+        for k, (region, grow) in enumerate(stream_regions(model, base, path, speed, CYCLE, ARRIVED if lead else 0.0)):
+            if lead and k == 0:
+                continue
+            move = sweep_region(model, region, grow)
             if not move.clear:
-                return k, f"collision: the motion to point {k} crosses the {move.part or 'body'}"
-            prev = q
+                return k, f"collision: the motion to point {k} may cross the {move.part or 'body'}"
         return None
 
     @_private
@@ -790,24 +802,26 @@ class NaoArmIK:
         With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
         cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
         The same reading has the other arm and the hips: the model's body
-        (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links.
+        (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links:
+        where it is, and where it may be on its way to its last command (any profile, overshoot included).
         """
         model = self._model(arm, end)
         other = self._model(OTHER_ARM[arm], end)
         names = list(model.names)
-        read = names + list(other.names) + HIPS
+        read = names + list(other.names) + BODY_JOINTS
         current, stiff, reading = self._sensed.read_timed(read, _left(end), fresh, self._sent_at.get(arm, -math.inf))
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
             current, stiff, reading = self._sensed.read_timed(read, _left(end), fresh=True)
-        if not hasattr(self._local, "reads"):
-            self._local.reads = {}
-        self._local.reads[arm] = (reading.asked, reading.answered)  # for this call's _way
         if motors:
             _check_motors(arm, names, stiff[:5])
         start = model.clamp(current[:5])
         if model.body:
-            body = posture_body((current[10], current[11]), (other, other.clamp(current[5:10])))
+            seen = other.clamp(current[5:10])
+            aim = self._aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
+            moving = aim is not None and max(abs(a - b) for a, b in zip(aim, seen)) > 1e-9
+            body = posture_body((current[10], current[11]), (other, seen), aim if moving else None,
+                                self._aim_speed.get(other.arm, 1.0), (current[12], current[13]))  # fmt: skip
             model = model._replace(body=body)
         return model, start
 
@@ -1099,14 +1113,27 @@ class NaoArmIK:
             ]
             names = list(models[0].names) + list(models[1].names)
             angles = checked[0][0] + checked[1][0]
+            legs = [(checked[0][0], checked[1][0])]
+            collision = both.collision
+            if collision.startswith("motion:"):
+                # The direct motions may meet (each other or the body) at some timing: both arms in legs along
+                # their straight lines, each leg sent once both arrived.
+                cut = pair_legs(models[0], checked[0][0], models[1], checked[1][0], states[0][1], states[1][1])
+                legs, collision = (cut, "") if cut else (legs, collision)
             unsafe = [f"motion: {arm} has no safe motion to its answer" for arm, c in zip(ARMS, checked) if not c[4]]
-            collision = both.collision or (unsafe[0] if unsafe else "")
+            collision = collision or (unsafe[0] if unsafe and len(legs) == 1 else "")
             move = not collision
+            sent = 0
             if move:
-                if time.monotonic() > end:
-                    raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; nothing sent")
-                self._call_aimed([(arm, c[0]) for arm, c in zip(ARMS, checked)], names, angles, speed, end)
-                self._sensed.follow(_left(end))
+                for k, (lq, rq) in enumerate(legs):
+                    if time.monotonic() > end:
+                        raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; "
+                                           f"{'nothing' if k == 0 else f'{k} of {len(legs)} legs'} sent")  # fmt: skip
+                    if k and any(self._arrive(m, q, job, end, speed) is None for m, q in zip(models, legs[k - 1])):
+                        break  # a later call took an arm
+                    self._call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
+                    self._sensed.follow(_left(end))
+                    sent += 1
         finally:
             for arm in ARMS:
                 self._arms[arm].release(job)
@@ -1128,6 +1155,10 @@ class NaoArmIK:
             "moved": bool(move),
             "jointChange": float(max(checked[0][2], checked[1][2])),
             "moveSeconds": float(max(checked[0][3], checked[1][3])),
+            # The ten-joint commands of the move (1 direct; more where the arms go in legs), and the legs' ends
+            # before the answer.
+            "commands": sent if move else len(legs),
+            "via": [lq + rq for lq, rq in legs[:-1]],
         }
 
     @_private
@@ -1237,13 +1268,6 @@ class NaoArmIK:
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
-
-
-def _way(model: ArmModel, start: list, aim: list, speed: float, asked: float, answered: float) -> _Way:
-    """The arm's way from a reading (asked and answered then) toward ``aim`` at ``speed`` (:meth:`NaoArmIK._way`)."""
-    along = Motion(model, start, aim, speed)
-    rtt = answered - asked
-    return _Way(along, asked, rtt, along.travelled(time.monotonic() + SEND_WINDOW + rtt - asked))
 
 
 def _check_motors(arm: str, names: list, stiffness: list) -> None:

