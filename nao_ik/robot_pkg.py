@@ -54,6 +54,8 @@ RUNTIME = (
     "nao_ik/robot/__init__.py",
     "nao_ik/robot/arms.py",
     "nao_ik/robot/checks.py",
+    "nao_ik/robot/link.py",
+    "nao_ik/robot/other.py",
     "nao_ik/robot/solve.py",
     "nao_ik/robot/service.py",
     "nao_ik/robot/main.py",

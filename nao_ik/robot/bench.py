@@ -9,8 +9,8 @@ from a random start posture (a ``reachTo`` out of the blue: the full ring search
 1 cm from the current posture (following a path: the local search). Each target is solved with
 NAO's standing body (what the service answers) and with the joint limits alone (``body=()``),
 taking turns; then the motion check the service makes before ``setAngles`` (the direct motion from
-the start to the body-aware answer, :func:`nao_ik.geometry.scalar_sweep.advance`; its "reached"
-column is the share of motions found clear). Each is timed alone (``timeit.default_timer``); the
+the start to the body-aware answer, :func:`nao_ik.robot.solve.motion`; its "reached" column is the
+share of motions found clear). Each is timed alone (``timeit.default_timer``); the
 table gives the median, the 90th percentile and the maximum.
 """
 
@@ -54,10 +54,8 @@ def _quantile(values, q):
 def run(n, seed):
     # type: (int, int) -> list
     """Rows (case, body, solves, reached %, median us, p90 us, max us)."""
-    from nao_ik.geometry.scalar_clearance import checker
-    from nao_ik.geometry.scalar_sweep import Motion, advance
     from nao_ik.robot.arms import MODELS
-    from nao_ik.robot.solve import STANDING, solve
+    from nao_ik.robot.solve import STANDING, motion, solve
 
     rng = random.Random(seed)
     rows = []
@@ -74,7 +72,7 @@ def run(n, seed):
                     reached[i] += sol.reached
                     if i == 0 and sol.found:
                         t0 = timeit.default_timer()
-                        clear = advance(Motion(model, model.clamp(q0), sol.angles, 1.0), checker(model, STANDING))[0]
+                        clear = motion(model, model.clamp(q0), sol.angles)[0]
                         times[2].append((timeit.default_timer() - t0) * 1e6)
                         reached[2] += clear
         for i, name in enumerate(("standing", "none (limits only)", "motion check, standing")):

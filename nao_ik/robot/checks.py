@@ -26,7 +26,10 @@ except NameError:
 
 
 def _show(value):
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # nested too deep to print (RecursionError; Python 2: RuntimeError)
+        text = "a %s nested too deep to show" % type(value).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -1,37 +1,90 @@
 # -*- coding: utf-8 -*-
-# ruff: noqa: UP004, UP009, UP010, UP031, N802, N803  (Python 2.7 and 3; lowerCamelCase: the qi API's names)
+# ruff: noqa: UP004, UP009, UP010, UP031, N802, N803, B904  (Python 2.7 and 3; lowerCamelCase: qi's names)
 """The NaoArmIK qi service of the robot runtime (the ``analytic`` method, the joint limits, the body).
 
 The same method names and answers as the computer-side service (:mod:`nao_ik.service`) for
 the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
 ``getMethods``, ``setSpeed``, ``getSpeed``; the method may be left out (:mod:`nao_ik.qi_methods`).
 Every argument is checked first (:mod:`nao_ik.robot.checks`); bad input gets a one-line ValueError
-naming it and the robot receives no command. Answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body
-(:mod:`nao_ik.robot.solve`); the direct ``setAngles`` motion from the sensed posture to the
-answer is checked with the library's sweep (:func:`nao_ik.geometry.scalar_sweep.advance`,
-SWEEP_MARGIN): where it would cross the body nothing is sent (``reason`` "motion: the move
-crosses the <part>"; the robot runtime has no swung-out sequences). The last check before
-``ALMotion.setAngles``: five finite angles inside the limits, else nothing is sent.
+naming it and the robot receives no command.
+
+The body: answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body and from the
+other arm (:mod:`nao_ik.robot.solve` with the other arm's rows of :mod:`nao_ik.robot.other`:
+at its sensed posture, and wherever a command this runtime sent it may still take it); the direct
+``setAngles`` motion from the sensed posture to the answer is checked against the same shapes as
+the library checks a command (:func:`nao_ik.robot.solve.motion`: the joint-space box between the
+two postures certified to keep SWEEP_MARGIN, whatever setAngles' speed profile): where it would
+cross them nothing is sent (``reason`` "motion: the move crosses the <part>"; the robot runtime has
+no swung-out sequences). The last check before ``ALMotion.setAngles``: five finite
+angles inside the limits, else nothing is sent.
+
+Time: every ALMotion call has a time limit (:mod:`nao_ik.robot.link`) and every call of the
+service a budget (CALL_BUDGET seconds): a call that runs out of it fails with a one-line error,
+and a command computed from a reading older than the budget is never sent ("past the call's
+budget; nothing sent"). Calls are served concurrently (``qi.multiThreaded``; the reaches and
+``computeAngles`` on threads of their own, :meth:`NaoArmIK._submit`): one call at a time commands an
+arm (the arm's :class:`Turn`), the two arms independently; a command and the other arm's check of it
+are ordered by a short commit (:meth:`NaoArmIK._send`).
 """
 
 from __future__ import division
 
 import threading
-import time
 
 import qi
 
-from ..geometry.scalar_clearance import checker
-from ..geometry.scalar_sweep import Motion, advance
+from ..body_data import MARGIN
+from ..geometry.scalar_clearance import clearance
 from ..qi_methods import publish
 from . import checks
 from .arms import MODELS
-from .solve import STANDING, solve
+from .link import MOTION_TIMEOUT, Link, first_line, now
+from .other import KEEP, Commands, rows, run_time
+from .solve import EPS, STANDING, motion, solve
 
 DEFAULT_SPEED = 0.2
+#: Seconds one call of the service may take, from its arrival to its command (waiting for the arm included).
+CALL_BUDGET = 4.0
+#: Calls computed at the same time at most (each on a thread of its own); one more is refused at once.
+MAX_CALLS = 8
+#: The other arm of each arm.
+OTHER = {"LArm": "RArm", "RArm": "LArm"}
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
 
 
+def _concurrent(cls):
+    """``qi.multiThreaded`` where this libqi-python has it (the calls then run at the same time)."""
+    threads = getattr(qi, "multiThreaded", None)
+    return threads()(cls) if threads is not None else cls
+
+
+class Turn(object):
+    """One call at a time: an arm's commands (``take`` until a deadline; Python 2's Lock has no timeout)."""
+
+    def __init__(self):
+        self._cond = threading.Condition(threading.Lock())
+        self._busy = False
+
+    def take(self, end):
+        # type: (float) -> bool
+        """Wait for the turn until ``end`` (:func:`~nao_ik.robot.link.now` seconds); whether it was taken."""
+        with self._cond:
+            while self._busy:
+                left = end - now()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+            self._busy = True
+            return True
+
+    def give(self):
+        # type: () -> None
+        with self._cond:
+            self._busy = False
+            self._cond.notify()
+
+
+@_concurrent
 @publish
 class NaoArmIK(object):
     """The service object.
@@ -39,37 +92,44 @@ class NaoArmIK(object):
     Args:
         session: a qi session connected to the robot's NAOqi.
         speed: the default ``fractionMaxSpeed`` of ``setAngles``.
+        call_budget: seconds each call may take (CALL_BUDGET).
+        motion_timeout: seconds each ALMotion call may take (:data:`nao_ik.robot.link.MOTION_TIMEOUT`).
     """
 
-    def __init__(self, session, speed=DEFAULT_SPEED):
-        self._session = session
+    def __init__(self, session, speed=DEFAULT_SPEED, call_budget=CALL_BUDGET, motion_timeout=MOTION_TIMEOUT):
         self._speed = checks.speed(speed)
-        self._motion = None
-        self._lock = threading.Lock()
+        self._budget = float(call_budget)
+        self._link = Link(session, motion_timeout)
+        self._turns = dict((arm, Turn()) for arm in MODELS)
+        self._commands = Commands()
+        self._commit = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_CALLS)
 
     # ------------------------------------------------------------ qi methods
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachTo(self, x, y, z, method):
         """Move the hand of the arm on the target's side (y >= 0: LArm) to (x, y, z) in FRAME_TORSO metres."""
-        t = checks.target(x, y, z)
-        return self._reach("LArm" if t[1] >= 0 else "RArm", t, checks.method(method), None, True)
+        t, m = checks.target(x, y, z), checks.method(method)
+        return self._submit(lambda end: self._reach("LArm" if t[1] >= 0 else "RArm", t, m, None, True, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def reachToWithArm(self, arm, x, y, z, method):
         """Move ``arm``'s hand ("LArm" or "RArm") to (x, y, z)."""
-        return self._reach(checks.arm(arm), checks.target(x, y, z), checks.method(method), None, True)
+        a, t, m = checks.arm(arm), checks.target(x, y, z), checks.method(method)
+        return self._submit(lambda end: self._reach(a, t, m, None, True, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def reachToWithSpeed(self, arm, x, y, z, method, fractionMaxSpeed):
         """As reachToWithArm, at ``fractionMaxSpeed`` of the joints' maximum speed."""
-        a, t, m = checks.arm(arm), checks.target(x, y, z), checks.method(method)
-        return self._reach(a, t, m, checks.speed(fractionMaxSpeed), True)
+        a, t, m, f = checks.arm(arm), checks.target(x, y, z), checks.method(method), checks.speed(fractionMaxSpeed)
+        return self._submit(lambda end: self._reach(a, t, m, f, True, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def computeAngles(self, arm, x, y, z, method):
         """The joint angles that reachToWithArm would send, without moving."""
-        return self._reach(checks.arm(arm), checks.target(x, y, z), checks.method(method), None, False)
+        a, t, m = checks.arm(arm), checks.target(x, y, z), checks.method(method)
+        return self._submit(lambda end: self._reach(a, t, m, None, False, end))
 
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self):
@@ -89,48 +149,115 @@ class NaoArmIK(object):
     # ------------------------------------------------------------- internals
 
     @qi.nobind
-    def _alm(self):
-        """ALMotion's proxy (asked for again after a failure: NAOqi may have restarted it)."""
-        if self._motion is None:
-            self._motion = self._session.service("ALMotion")
-        return self._motion
+    def _submit(self, work):
+        """Run ``work(deadline)`` on a thread of its own; the caller gets a qi future of its answer.
+
+        libqi's threads are not held while a call waits for ALMotion or for its arm (libqi adds threads to its
+        pool only slowly: held, they would delay every other call). At most MAX_CALLS run at once; one more
+        is refused at once. The budget runs from here.
+        """
+        end = now() + self._budget
+        if not self._slots.acquire(False):
+            raise RuntimeError("NaoArmIK is busy with %d calls; nothing sent" % MAX_CALLS)
+        promise = qi.Promise()
+
+        def run():
+            try:
+                answer = work(end)
+            except Exception as e:  # one line, as qi_methods.one_line answers
+                self._slots.release()
+                promise.setError("%s: %s" % (type(e).__name__, first_line(e)))
+            else:
+                self._slots.release()  # before the answer: a caller's next call finds the slot free
+                promise.setValue(answer)
+
+        thread = threading.Thread(target=run, name="NaoArmIK call")
+        thread.daemon = True
+        try:
+            thread.start()
+        except Exception:
+            self._slots.release()
+            raise
+        return promise.future()
 
     @qi.nobind
-    def _reach(self, arm, target, method, speed, move):
-        model = MODELS[arm]
-        names = list(model.names)
+    def _reach(self, arm, target, method, speed, move, end):
+        """The answer for ``target``; with ``move``, its command sent (one call at a time on the arm)."""
+        if not move:
+            return self._answer(arm, target, method, speed, False, end)
+        turn = self._turns[arm]
+        if not turn.take(end):
+            raise RuntimeError("%s: another call commanded it until past the call's budget (%.1f s); nothing sent"
+                               % (arm, self._budget))  # fmt: skip
         try:
-            current = [float(q) for q in self._alm().getAngles(names, True)]
-            stiff = [float(s) for s in self._alm().getStiffnesses(names)] if move else []
-        except RuntimeError:
-            self._motion = None
-            raise
-        if len(current) != 5 or not model.within_limits(current, 1e6):
-            raise RuntimeError("ALMotion.getAngles answered %r for %s; nothing sent" % (current, arm))
-        off = [n for n, s in zip(names, stiff) if not s > 0.0]
+            return self._answer(arm, target, method, speed, True, end)
+        finally:
+            turn.give()
+
+    @qi.nobind
+    def _read(self, arm, move, end):
+        """Both arms' sensed angles (this arm's first) and when they were asked; this arm's motors checked."""
+        model, other = MODELS[arm], MODELS[OTHER[arm]]
+        names = list(model.names)
+        stiff = None
+        try:
+            asked = now()
+            reading = self._link.start("getAngles", (names + list(other.names), True), end)
+            stiff = self._link.start("getStiffnesses", (names,), end) if move else None
+            current = self._link.result(reading)
+            stiffness = self._link.result(stiff) if stiff is not None else []
+        except RuntimeError as e:
+            if stiff is not None:
+                stiff.future.cancel()
+            raise RuntimeError("%s; nothing sent" % first_line(e))
+        current, stiffness = _floats(current, 10), _floats(stiffness, 5 if move else 0)
+        if current is None or not (model.within_limits(current[:5], 1e6) and other.within_limits(current[5:], 1e6)):
+            raise RuntimeError("ALMotion.getAngles answered something else than 10 angles for %s and %s; nothing "
+                               "sent" % (arm, OTHER[arm]))  # fmt: skip
+        if stiffness is None:
+            raise RuntimeError("ALMotion.getStiffnesses answered something else than 5 numbers for %s; nothing sent"
+                               % arm)  # fmt: skip
+        off = [n for n, s in zip(names, stiffness) if not s > 0.0]
         if off:
             raise RuntimeError("%s motors are off (stiffness 0 on %s): call ALMotion.wakeUp() or setStiffnesses "
                                "first" % (arm, ", ".join(off)))  # fmt: skip
-        start = model.clamp(current)
-        t0 = time.time()
-        sol = solve(model, target, start)
-        solve_ms = (time.time() - t0) * 1e3
+        return current, asked
+
+    @qi.nobind
+    def _body(self, arm, sensed, asked):
+        """NAO's standing body and the other arm (:mod:`nao_ik.robot.other`), and the version of its commands."""
+        other = MODELS[OTHER[arm]]
+        lo, hi, version = self._commands.box(other, sensed, asked)
+        return STANDING + rows(other, lo, hi), version
+
+    @qi.nobind
+    def _answer(self, arm, target, method, speed, move, end):
+        model = MODELS[arm]
+        names = list(model.names)
+        current, asked = self._read(arm, move, end)
+        start = model.clamp(current[:5])
+        sensed = MODELS[OTHER[arm]].clamp(current[5:])
+        body, version = self._body(arm, sensed, asked)
+        t0 = now()
+        sol = solve(model, target, start, body)
+        solve_ms = (now() - t0) * 1e3
         angles = [float(q) for q in sol.angles]
         speed = self._speed if speed is None else speed
         reached, reason, safe = bool(sol.reached), str(sol.reason), sol.found
         if sol.found:
             # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body.
-            clear, _, part, _ = advance(Motion(model, start, angles, speed), checker(model, STANDING))
-            if not clear:
-                reached, reason, safe = False, "motion: the move crosses the %s" % (part or "body"), False
+            why = _crossing(model, start, angles, body, False)
+            if why:
+                reached, reason, safe = False, why, False
         sent = False
         if move and safe:
             # The last line of defence: five finite angles inside the limits, or nothing is sent.
             if not model.within_limits(angles):
                 raise RuntimeError("%s for %r produced %r outside the limits; nothing sent" % (method, target, angles))
-            with self._lock:
-                self._alm().setAngles(names, angles, speed)
-            sent = True
+            why = self._send(arm, start, sensed, angles, speed, asked, version, end)
+            if why:
+                reached, reason, safe = False, why, False
+            sent = not why
         seconds = max(abs(q - q0) / j.max_velocity for q, q0, j in zip(angles, start, model.joints)) / speed
         return {
             "arm": arm,
@@ -153,3 +280,58 @@ class NaoArmIK(object):
             # motion: nothing sent).
             "commands": 1 if sent or (safe and not move) else 0,
         }
+
+    @qi.nobind
+    def _send(self, arm, start, sensed, angles, speed, asked, version, end):
+        """Send the command, or say why not ("" when sent).
+
+        Under the commit lock, so that a command to the other arm cannot slip between this check and this
+        command: if the other arm was commanded since this call's check, the answer and its motion are checked
+        again against where that arm may now go; then the stale-command guard (a reading older than the budget,
+        or the call past it: nothing sent); then ``setAngles`` goes out and is recorded (:class:`Commands`)
+        before the lock is left. Its answer is waited for after (within the budget).
+        """
+        model, names = MODELS[arm], list(MODELS[arm].names)
+        other = OTHER[arm]
+        while True:
+            with self._commit:
+                if self._commands.version(other) == version:
+                    late = now()
+                    if late > end or late - asked > self._budget:
+                        raise RuntimeError("%s: the command was computed from a reading %.2f s old, past the call's "
+                                           "budget; nothing sent" % (arm, late - asked))  # fmt: skip
+                    lo, hi, _ = self._commands.box(model, start, asked)
+                    seconds = run_time(model, lo, hi, angles, speed)
+                    pending = self._link.start("setAngles", (names, angles, speed), end)
+                    entry = self._commands.add(arm, angles, speed, seconds, pending.future)
+                    break
+            body, version = self._body(arm, sensed, asked)  # the other arm was commanded meanwhile: check again
+            why = _crossing(model, start, angles, body, True)
+            if why:
+                return why
+        try:
+            self._link.result(pending)
+        except RuntimeError as e:
+            entry.future, entry.answered = None, now() + KEEP  # ALMotion may still take it, later
+            raise RuntimeError("%s; the command was sent and ALMotion may still take it" % first_line(e))
+        entry.answered = now()
+        return ""
+
+
+def _floats(reply, count):
+    """``count`` floats from an ALMotion reply, or None."""
+    try:
+        out = [float(x) for x in reply]
+    except (TypeError, ValueError):
+        return None
+    return out if len(out) == count else None
+
+
+def _crossing(model, start, angles, body, answer):
+    """Why the answer (``answer``: itself too) or the direct motion to it is not clear of ``body`` ("" if clear)."""
+    if answer:
+        near = clearance(model, angles, body)
+        if near.distance < MARGIN - EPS:
+            return "collision: %s" % (near.part or "body")
+    clear, _, part, _ = motion(model, start, angles, body)
+    return "" if clear else "motion: the move crosses the %s" % (part or "body")

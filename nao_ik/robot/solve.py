@@ -14,6 +14,8 @@ distance the links allow (``reached`` False). Where no allowed swivel exists the
 ``found`` False (reason "joint limits", or "collision: <part>" where only configurations through
 the body reach the target): the library then searches the closest attainable pose by least
 squares (numpy), which the runtime does not have; its service sends nothing then.
+
+:func:`motion` checks a command's motion as the library does (:func:`nao_ik.sweep.sweep`).
 """
 
 from __future__ import division
@@ -24,6 +26,7 @@ import math
 from ..body_data import MARGIN, body_rows
 from ..geometry.scalar_clearance import body_margin, clearance
 from ..geometry.scalar_nearest import nearest_clear
+from ..geometry.scalar_sweep import STEP, SWEEP_MARGIN, certify, hull
 from ..geometry.scalar_swivel import arm as scalar_arm
 from ..geometry.scalar_swivel import hand_point
 
@@ -91,3 +94,24 @@ def solve(model, target, start, body=STANDING):
     err = _distance(forward(model, q), target)
     reached = err <= TOLERANCE
     return Answer(q, reached, err, seconds, True, "" if reached else reason)
+
+
+def motion(model, start, goal, body=STANDING):
+    # type: (object, list, list, tuple) -> tuple
+    """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN from ``body``.
+
+    The library's check of a command (:func:`nao_ik.sweep.sweep`): the joint-space box between the two
+    postures (each joint anywhere between its start and its goal, whatever setAngles' speed profile and
+    however its joints keep pace), inside the limits, certified by
+    :func:`nao_ik.geometry.scalar_sweep.certify`. A start already closer than the margin (the robot put there
+    by someone else) may move as long as no posture of the box comes closer than STEP / 2 nearer than it is.
+
+    Returns:
+        (clear, the clearance (bound) where it failed (the need where it did not), the part there, postures
+        checked).
+    """
+    need = min(SWEEP_MARGIN, clearance(model, start, body).distance - STEP / 2) - 1e-9
+    lo, hi = hull([[float(x) for x in start], [float(x) for x in goal]])
+    lo = [max(a, m) for a, m in zip(lo, model.lower)]
+    hi = [min(b, m) for b, m in zip(hi, model.upper)]
+    return certify(model, body, lo, hi, need)

@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3)
+"""The other arm as part of the body: where it stands, and where a command this runtime sent it may take it.
+
+An arm's answer and motion are checked against the other arm's links too (part
+:data:`~nao_ik.body_data.OTHER_ARM`), as the library's
+:func:`nao_ik.collision.posture_body` adds them for the computer-side service. The other arm
+is taken to be anywhere in a *box* of postures: each joint anywhere between its sensed angle
+and the angles of the commands this runtime sent it that may still be running
+(:class:`Commands`), grown by the overshoot of a joint retargeted mid-move
+(:func:`nao_ik.geometry.scalar_sweep.overshoot`). A box of one posture (the arm standing, no
+command running) gives the library's capsules exactly (:func:`nao_ik.collision.arm_capsules`:
+each link whole, its radius); a wider box is cut into pieces, each link's capsule taken at a
+piece's middle posture with its radius grown by how far the link's points can be from there
+anywhere in the piece (:func:`nao_ik.geometry.scalar_clearance.box_growth`): a conservative
+cover, cut as the library's :func:`nao_ik.collision.arm_region` cuts it, whose clearance the
+library's :mod:`nao_ik.geometry.scalar_clearance` computes as for any body part.
+
+Written in the common subset of Python 2.7 and 3 (the robot runtime).
+"""
+
+from __future__ import division
+
+import threading
+import time
+
+from ..body_data import LINK_ROWS, OTHER_ARM
+from ..geometry.scalar_clearance import box_growth, link_points, link_reach
+from ..geometry.scalar_sweep import overshoot
+from ..geometry.scalar_swivel import arm as scalar_arm
+
+#: Monotonic seconds where the Python has them (3), else the wall clock (2.7): the clock of
+#: :mod:`nao_ik.robot.link` too (no libqi needed here).
+now = getattr(time, "monotonic", time.time)
+
+#: A box is covered by at most this many pieces ... (the library's REGION_PIECES)
+PIECES = 16
+#: ... each growing the links by at most this much where fewer suffice, metres (the library's REGION_GROWTH).
+GROWTH = 0.01
+#: A command is taken to run at most this factor of its constant-speed time (setAngles' bell-shaped speed takes
+#: about 1.5x), plus SLACK seconds.
+SLOWER = 2.0
+SLACK = 1.0
+#: Seconds a command's record is kept after it stopped running (longer than any call's reading is used).
+KEEP = 30.0
+
+
+def rows(model, lo, hi, part=OTHER_ARM):
+    # type: (object, list, list, str) -> tuple
+    """Body rows (part, a, b, radius) holding the arm's links at every posture of the box lo..hi.
+
+    The box is halved across the joint that moves the links most, the piece whose links grow most
+    first, until every piece grows them by at most GROWTH or there are PIECES pieces.
+
+    Args:
+        model: that arm (:data:`nao_ik.robot.arms.MODELS`).
+        lo, hi: five joint angles each, lo <= hi.
+        part: the name the rows carry.
+
+    Returns:
+        Capsule rows; for lo == hi the library's :func:`nao_ik.collision.arm_capsules` of that posture.
+    """
+    k = scalar_arm(model)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+    pieces = [(list(lo), list(hi))]
+    while len(pieces) < PIECES:
+        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])) for p, q in pieces]
+        worst = max(range(len(pieces)), key=growth.__getitem__)
+        if growth[worst] <= GROWTH:
+            break
+        p, q = pieces.pop(worst)
+        j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
+        mid = 0.5 * (p[j] + q[j])
+        pieces += [(p, q[:j] + [mid] + q[j + 1 :]), (p[:j] + [mid] + p[j + 1 :], q)]
+    out = []
+    for p, q in pieces:
+        pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
+        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
+        for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
+            out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
+    return tuple(out)
+
+
+class Sent(object):
+    """A command this runtime sent to an arm: when, its angles, how long it may run once ALMotion took it."""
+
+    __slots__ = ("sent", "answered", "aim", "fraction", "seconds", "future")
+
+    def __init__(self, sent, aim, fraction, seconds, future):
+        self.sent, self.aim, self.fraction = sent, list(aim), float(fraction)
+        self.seconds, self.future = float(seconds), future
+        self.answered = None  # when ALMotion's answer was seen (no earlier than it came)
+
+    def taken_by(self, t):
+        # type: (float) -> bool
+        """ALMotion answered it (so took it) before ``t``."""
+        if self.answered is None and self.future is not None and self.future.isFinished():
+            self.answered = now()  # seen now: it came no later
+        return self.answered is not None and self.answered < t
+
+
+class Commands(object):
+    """The commands this runtime sent to each arm, kept while they may still move it.
+
+    ``box(arm, sensed, asked)``: the postures the arm may take from a reading asked at ``asked`` on
+    (each joint between the bounds): the reading and the commands that may still run then (the
+    last one ALMotion took before the reading, unless it had finished by then, and every one it had
+    not taken yet: a later command replaces the earlier one's angles). ``version`` changes with
+    every command, so a check can tell whether the box it used still holds.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._sent = {}  # arm -> [Sent], oldest first
+        self._version = {}
+
+    def version(self, arm):
+        # type: (str) -> int
+        with self._lock:
+            return self._version.get(arm, 0)
+
+    def add(self, arm, aim, fraction, seconds, future=None):
+        # type: (str, list, float, float, object) -> Sent
+        """Record a command to ``arm`` just sent (at ``fraction`` of the maximum speed) that runs ``seconds`` at
+        most once ALMotion took it (:func:`run_time`); ``future``: its call's, done when ALMotion answers."""
+        entry = Sent(now(), aim, fraction, seconds, future)
+        with self._lock:
+            t = now()
+            kept = [e for e in self._sent.get(arm, []) if not e.taken_by(t - e.seconds - KEEP)]
+            self._sent[arm] = kept + [entry]
+            self._version[arm] = self._version.get(arm, 0) + 1
+        return entry
+
+    def box(self, model, sensed, asked):
+        # type: (object, list, float) -> tuple
+        """(lo, hi, version): the bounds of the arm's postures from the reading ``sensed`` asked at ``asked`` on.
+
+        Each joint between its reading and the aims of the commands that may still run, and past an aim by
+        the overshoot of a joint retargeted on its way there (:func:`~nao_ik.geometry.scalar_sweep.overshoot`).
+        """
+        lo, hi = list(sensed), list(sensed)
+        with self._lock:
+            sent = list(self._sent.get(model.arm, []))
+            version = self._version.get(model.arm, 0)
+        last = None
+        for i, e in enumerate(sent):
+            if e.taken_by(asked):
+                last = i
+        for i, e in enumerate(sent):
+            if last is not None and i < last and e.taken_by(asked):
+                continue  # replaced by a later command before the reading
+            if i == last and asked >= e.answered + e.seconds:
+                continue  # finished before the reading: the reading shows where it ended
+            over = overshoot(model, e.fraction)
+            lo = [min(a, g - o) if g < s else a for a, g, s, o in zip(lo, e.aim, sensed, over)]
+            hi = [max(b, g + o) if g > s else b for b, g, s, o in zip(hi, e.aim, sensed, over)]
+        return lo, hi, version
+
+
+def run_time(model, lo, hi, aim, fraction):
+    # type: (object, list, list, list, float) -> float
+    """Seconds a command to ``aim`` may run when the arm is anywhere in the box lo..hi (SLOWER, SLACK)."""
+    worst = max(max(abs(g - a), abs(g - b)) / (j.max_velocity * fraction)
+                for g, a, b, j in zip(aim, lo, hi, model.joints))  # fmt: skip
+    return SLOWER * worst + SLACK
