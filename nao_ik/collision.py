@@ -27,7 +27,7 @@ import numpy as np
 
 from .body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
 from .body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PITCH
-from .geometry.scalar_clearance import CAP, KEEP, Clearance, box_growth, link_reach
+from .geometry.scalar_clearance import CAP, KEEP, Clearance, region_rows
 from .geometry.scalar_clearance import clearance as scalar_clearance
 from .geometry.scalar_clearance import link_points as scalar_link_points
 from .geometry.scalar_sweep import hull, overshoot
@@ -55,12 +55,6 @@ def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> 
     )
 
 
-#: An arm's region (:func:`arm_region`) is covered by at most this many grown copies of its links ...
-REGION_PIECES = 16
-#: ... each grown by at most this much where fewer suffice, metres.
-REGION_GROWTH = 0.01
-
-
 def arm_region(model: ArmModel, postures: Sequence[Sequence[float]], grow_low: Sequence[float] | None = None,
                grow_high: Sequence[float] | None = None, part: str = OTHER_ARM) -> tuple[Capsule, ...]:  # fmt: skip
     """Capsules holding an arm's links in every posture of the joint-space box around ``postures``.
@@ -68,35 +62,13 @@ def arm_region(model: ArmModel, postures: Sequence[Sequence[float]], grow_low: S
     An arm on its way from one posture to another, at any timing of its joints (each monotonic, as
     setAngles moves them), stays in the box between the two; a retargeted joint may go past it by
     :func:`~nao_ik.geometry.scalar_sweep.overshoot` (``grow_low``, ``grow_high``). The box is split across
-    the joint that moves the links most until each piece's links, grown by how far their points may be
-    from the piece's centre (:func:`~nao_ik.geometry.scalar_clearance.box_growth`), are within
-    REGION_GROWTH of it, or REGION_PIECES pieces.
+    the joint that moves the links most (:func:`nao_ik.geometry.scalar_clearance.region_rows`).
 
     Returns:
         The links at each piece's centre, each radius grown by that piece's growth.
     """
-    k = scalar_arm(model)
-    reach = link_reach(k)
-    weight = [max(row[j] for row in reach) for j in range(5)]
-    pieces = [hull([[float(x) for x in q] for q in postures], grow_low, grow_high)]
-    while len(pieces) < REGION_PIECES:
-        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(lo, hi)])) for lo, hi in pieces]
-        worst = max(range(len(pieces)), key=growth.__getitem__)
-        if growth[worst] <= REGION_GROWTH:
-            break
-        lo, hi = pieces.pop(worst)
-        j = max(range(5), key=lambda i: weight[i] * (hi[i] - lo[i]))
-        mid = 0.5 * (lo[j] + hi[j])
-        pieces += [(lo, hi[:j] + [mid] + hi[j + 1 :]), (lo[:j] + [mid] + lo[j + 1 :], hi)]
-    out = []
-    for lo, hi in pieces:
-        centre = [0.5 * (a + b) for a, b in zip(lo, hi)]
-        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(lo, hi)])
-        pts = scalar_link_points(k, centre)
-        out += [
-            Capsule(part, tuple(pts[ln.start]), tuple(pts[ln.end]), ln.radius + g) for ln, g in zip(LINKS, grow)
-        ]
-    return tuple(out)
+    lo, hi = hull([[float(x) for x in q] for q in postures], grow_low, grow_high)
+    return tuple(Capsule(*row) for row in region_rows(model, lo, hi, part))
 
 
 def posture_body(

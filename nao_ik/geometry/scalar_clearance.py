@@ -192,6 +192,43 @@ def box_growth(reach, half):
     return [sum(w * h for w, h in zip(row, half)) for row in reach]
 
 
+#: An arm's region (:func:`region_rows`) is covered by at most this many grown copies of its links ...
+REGION_PIECES = 16
+#: ... each grown by at most this much where fewer suffice, metres.
+REGION_GROWTH = 0.01
+
+
+def region_rows(model, lo, hi, part):
+    # type: (Any, Sequence[float], Sequence[float], str) -> tuple
+    """Body rows (part, a, b, radius) holding an arm's links at every posture of the joint-space box lo..hi.
+
+    The box is halved across the joint that moves the links most, the piece whose links grow most first,
+    until every piece grows them by at most REGION_GROWTH or there are REGION_PIECES pieces; each link is
+    taken at its piece's middle posture, its radius grown by how far its points can be from there anywhere
+    in the piece (:func:`box_growth`). A box of one posture gives the links exactly.
+    """
+    k = arm(model)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+    pieces = [(list(lo), list(hi))]
+    while len(pieces) < REGION_PIECES:
+        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])) for p, q in pieces]
+        worst = max(range(len(pieces)), key=growth.__getitem__)
+        if growth[worst] <= REGION_GROWTH:
+            break
+        p, q = pieces.pop(worst)
+        j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
+        mid = 0.5 * (p[j] + q[j])
+        pieces += [(p, q[:j] + [mid] + q[j + 1 :]), (p[:j] + [mid] + p[j + 1 :], q)]
+    out = []
+    for p, q in pieces:
+        pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
+        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
+        for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
+            out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
+    return tuple(out)
+
+
 def body_margin(model, q, shapes):
     # type: (Any, Sequence[float], Sequence[Any]) -> float
     """(clearance to ``shapes`` - MARGIN) x BODY_SCALE: the search's ``extra`` margin, negative within MARGIN."""

@@ -24,19 +24,14 @@ from __future__ import division
 import threading
 import time
 
-from ..body_data import LINK_ROWS, OTHER_ARM
-from ..geometry.scalar_clearance import box_growth, link_points, link_reach
+from ..body_data import OTHER_ARM
+from ..geometry.scalar_clearance import region_rows
 from ..geometry.scalar_sweep import overshoot
-from ..geometry.scalar_swivel import arm as scalar_arm
 
 #: Monotonic seconds where the Python has them (3), else the wall clock (2.7): the clock of
 #: :mod:`nao_ik.robot.link` too (no libqi needed here).
 now = getattr(time, "monotonic", time.time)
 
-#: A box is covered by at most this many pieces ... (the library's REGION_PIECES)
-PIECES = 16
-#: ... each growing the links by at most this much where fewer suffice, metres (the library's REGION_GROWTH).
-GROWTH = 0.01
 #: A command is taken to run at most this factor of its constant-speed time (setAngles' bell-shaped speed takes
 #: about 1.5x), plus SLACK seconds.
 SLOWER = 2.0
@@ -47,39 +42,13 @@ KEEP = 30.0
 
 def rows(model, lo, hi, part=OTHER_ARM):
     # type: (object, list, list, str) -> tuple
-    """Body rows (part, a, b, radius) holding the arm's links at every posture of the box lo..hi.
-
-    The box is halved across the joint that moves the links most, the piece whose links grow most
-    first, until every piece grows them by at most GROWTH or there are PIECES pieces.
-
-    Args:
-        model: that arm (:data:`nao_ik.robot.arms.MODELS`).
-        lo, hi: five joint angles each, lo <= hi.
-        part: the name the rows carry.
+    """Body rows (part, a, b, radius) holding the arm's links at every posture of the box lo..hi
+    (:func:`nao_ik.geometry.scalar_clearance.region_rows`, as the library's :func:`nao_ik.collision.arm_region`).
 
     Returns:
         Capsule rows; for lo == hi the library's :func:`nao_ik.collision.arm_capsules` of that posture.
     """
-    k = scalar_arm(model)
-    reach = link_reach(k)
-    weight = [max(row[j] for row in reach) for j in range(5)]
-    pieces = [(list(lo), list(hi))]
-    while len(pieces) < PIECES:
-        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])) for p, q in pieces]
-        worst = max(range(len(pieces)), key=growth.__getitem__)
-        if growth[worst] <= GROWTH:
-            break
-        p, q = pieces.pop(worst)
-        j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
-        mid = 0.5 * (p[j] + q[j])
-        pieces += [(p, q[:j] + [mid] + q[j + 1 :]), (p[:j] + [mid] + p[j + 1 :], q)]
-    out = []
-    for p, q in pieces:
-        pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
-        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
-        for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
-            out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
-    return tuple(out)
+    return region_rows(model, lo, hi, part)
 
 
 class Sent(object):
