@@ -501,22 +501,14 @@ class NaoArmIK:
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         other = self._model(OTHER_ARM[model.arm], end)
-        if move and (route is None or not route.commands) and self._moving(other, end):
-            # The other arm, anywhere on its way to its last command, is in the way: wait until it is there.
+        if move and (route is None or not route.commands) and self._aim.get(other.arm) is not None:
+            # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
+            # until it is there (at once if it is), and plan again from a fresh reading.
             self._wait_still(other, job, end, what, state=False)
             model, start = self._arm_state(model.arm, motors=True, end=end, fresh=True)
             near = clearance(model, goal, model.body)
             route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way
-
-    @_private
-    def _moving(self, model: ArmModel, end: float) -> bool:
-        """Whether the arm may still be on its way to its last command (its newest reading is not there)."""
-        aim = self._aim.get(model.arm)
-        if aim is None:
-            return False
-        now, _ = self._sensed.read(list(model.names), _left(end))
-        return max(abs(a - b) for a, b in zip(now, aim)) > 1e-9
 
     @_private
     def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> tuple[Plan, _Way | None]:
@@ -729,7 +721,9 @@ class NaoArmIK:
                                               speed, job)[4]  # fmt: skip
                 vias = [list(q) for q in lead_commands[:-1]]
                 sent = 1
-                if self._arrive(model, safe[0], job, end, speed) is None:
+                # The rest of the path streams once the arm is there (nothing to wait for after a single point).
+                if len(safe) > 1 and (blocked is None or blocked[0] > 1) and self._arrive(model, safe[0], job, end,
+                                                                                          speed) is None:  # fmt: skip
                     blocked = (1, job.reason)
                 done = time.monotonic()
             for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
