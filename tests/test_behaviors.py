@@ -331,8 +331,11 @@ def test_reach_pose_box_turns_the_hand(awake):
     start(box)  # a bang: the parameters' pose, angles in degrees
     name, (pos, rot, reason) = box.fired[-1]
     assert name == "onReached" and pos <= 1e-4 and rot <= math.radians(0.1), box.fired
-    got = awake.motion.getPosition("LArm", 0, True)  # it waited for the arm
-    np.testing.assert_allclose(got, pose, atol=1e-3)
+    now = awake.motion.getAngles(list(arm_model("LArm").names), True)
+    sent = awake.moves()[-1]["angles"]
+    assert max(abs(a - b) for a, b in zip(now, sent)) < 0.05  # it waited for the arm (within its 0.05 rad)
+    awake.wait_still(list(arm_model("LArm").names))
+    np.testing.assert_allclose(awake.motion.getPosition("LArm", 0, True), pose, atol=1e-3)
     right = forward_pose(arm_model("RArm"), [0.1, -0.4, 0.6, 1.1, -0.5])
     rbox = make_box("Reach Pose", awake.user, speed=1.0, arm="RArm", wait=False)
     start(rbox, right)  # a position6D list: metres and radians
