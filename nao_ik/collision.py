@@ -30,7 +30,7 @@ from .body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PITCH
 from .geometry.scalar_clearance import CAP, KEEP, Clearance, region_rows
 from .geometry.scalar_clearance import clearance as scalar_clearance
 from .geometry.scalar_clearance import link_points as scalar_link_points
-from .geometry.scalar_sweep import hull, overshoot
+from .geometry.scalar_sweep import hull, overshoots
 from .geometry.scalar_swivel import arm as scalar_arm
 from .kinematics import chain
 from .model import ArmModel
@@ -100,16 +100,8 @@ def posture_body(
         if other_aim is None:
             shapes = shapes + arm_capsules(model, q)
         else:
-            shapes = shapes + arm_region(model, [q, other_aim], *_overshoots(model, q, other_aim, other_fraction))
+            shapes = shapes + arm_region(model, [q, other_aim], *overshoots(model, q, other_aim, other_fraction))
     return shapes
-
-
-def _overshoots(model: ArmModel, start: Sequence[float], aim: Sequence[float], fraction: float) -> tuple:
-    """How far each joint on its way from ``start`` to ``aim`` may go past the box between them (below, above)."""
-    over = overshoot(model, fraction)
-    low = [o if a < s else 0.0 for s, a, o in zip(start, aim, over)]
-    high = [o if a > s else 0.0 for s, a, o in zip(start, aim, over)]
-    return low, high
 
 
 def link_points(model: ArmModel, q: Sequence[Any]) -> list:

@@ -156,7 +156,6 @@ class NaoArmIK:
         self._aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
         self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
         self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
-        self._local = threading.local()  # per call (one call a thread): when its readings were taken
         self._arms = {arm: ArmChannel(arm) for arm in ARMS}
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()

@@ -48,6 +48,7 @@ from .geometry.scalar_sweep import (  # noqa: F401  (re-exported)
     certify,
     hull,
     overshoot,
+    overshoots,
 )
 from .model import ArmModel
 
@@ -126,10 +127,7 @@ def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float]
     toward ``goal``: the box around the three postures, grown by the overshoot on the side the joint was
     moving, holds every such motion.
     """
-    over = overshoot(model, aim_fraction)
-    low = [o if a < r else 0.0 for r, a, o in zip(reading, aim, over)]
-    high = [o if a > r else 0.0 for r, a, o in zip(reading, aim, over)]
-    return _certify(model, [reading, aim, goal], low, high, body, 0.0)
+    return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0)
 
 
 def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],

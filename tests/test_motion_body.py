@@ -62,6 +62,7 @@ def test_a_certified_command_is_clear_under_every_profile():
     for a, b in zip(q[:150], q[150:300]):
         got = sweep(m, a, b, 0.5)
         dense, _ = clearance_batch(m, _profiles(m, a, b, rng))
+        assert not (dense[:150].min() < SWEEP_MARGIN and got.clear)  # the first 150: the constant-speed motion
         if got.clear:
             inside = rng.uniform(np.minimum(a, b), np.maximum(a, b), size=(200, 5))
             assert min(dense.min(), clearance_batch(m, inside)[0].min()) >= SWEEP_MARGIN - 1e-9

@@ -138,6 +138,16 @@ def overshoot(model, fraction):
     return [j.max_velocity * fraction * OVERSHOOT_CYCLES * CYCLE / 2.0 for j in model.joints]
 
 
+def overshoots(model, start, aim, fraction):
+    # type: (Any, Sequence[float], Sequence[float], float) -> Tuple[List[float], List[float]]
+    """How far each joint on its way from ``start`` to ``aim`` may go past the box between them, below and above:
+    :func:`overshoot`, on the side each joint is moving."""
+    over = overshoot(model, fraction)
+    low = [o if a < s else 0.0 for s, a, o in zip(start, aim, over)]
+    high = [o if a > s else 0.0 for s, a, o in zip(start, aim, over)]
+    return low, high
+
+
 def hull(postures, grow_low=None, grow_high=None):
     # type: (Sequence[Sequence[float]], Sequence[float] | None, Sequence[float] | None) -> Tuple[List[float], List[float]]
     """The joint-space box (lower, upper corners) around ``postures``, grown per joint below and above."""
