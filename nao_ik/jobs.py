@@ -34,6 +34,10 @@ class Job:
             self.stop.set()
 
 
+class Stopped(RuntimeError):
+    """A job was asked to stop before it sent anything (while it waited for its arm, or computed)."""
+
+
 class ArmChannel:
     """The right to command one arm.
 
@@ -45,24 +49,42 @@ class ArmChannel:
         self.arm = arm
         self._cond = threading.Condition()
         self._current: Job | None = None
+        self._waiting: Job | None = None
 
     def take(self, job: Job, timeout: float) -> None:
         """Ask the current holder to stop, then hold the arm for ``job``.
 
+        A job still waiting for the arm is preempted too: only the newest waits, so many calls on one
+        arm hold no threads while the holder finishes.
+
         Raises:
+            Stopped: a newer job (or a stop request) came while this one waited.
             RuntimeError: the arm was not free within ``timeout`` seconds.
         """
         end = time.monotonic() + timeout
         with self._cond:
-            while self._current is not None:
-                self._current.cancel(f"preempted by {job.name}")
-                remaining = end - time.monotonic()
-                if remaining <= 0:
-                    raise RuntimeError(
-                        f"{self.arm} is busy: {self._current.name} did not let go of it within {timeout:g} s"
-                    )
-                self._cond.wait(remaining)
+            if self._waiting is not None:
+                self._waiting.cancel(f"preempted by {job.name}")
+                self._cond.notify_all()
+            self._waiting = job
+            try:
+                self._wait_free(job, end)
+                if job.stop.is_set():
+                    raise Stopped(f"{job.reason} before it took {self.arm}; nothing sent")
+            finally:
+                if self._waiting is job:
+                    self._waiting = None
             self._current = job
+
+    def _wait_free(self, job: Job, end: float) -> None:
+        while self._current is not None:
+            if job.stop.is_set():
+                raise Stopped(f"{job.reason} while it waited for {self.arm}; nothing sent")
+            self._current.cancel(f"preempted by {job.name}")
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                raise RuntimeError(f"{self.arm} is busy: {self._current.name} did not let go of it within the budget")
+            self._cond.wait(remaining)
 
     def release(self, job: Job) -> None:
         """Give the arm back (only by the job that holds it)."""
@@ -80,6 +102,9 @@ class ArmChannel:
         end = time.monotonic() + timeout
         with self._cond:
             job = self._current
+            if self._waiting is not None:
+                self._waiting.cancel(reason)
+                self._cond.notify_all()
             if job is None:
                 return False
             job.cancel(reason)

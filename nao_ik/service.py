@@ -20,14 +20,20 @@ Concurrency: libqi calls the methods concurrently; the work runs on the
 service's own threads. Commands to one arm come from one job at a time
 (:mod:`nao_ik.jobs`), so two clients never interleave commands to an arm; a
 reach or a new path on an arm stops the path running there (within one
-20 ms cycle), ``stopPath(arm)`` stops it, and a caller that cancels its
-``trackPath`` future stops it. ``computeAngles``, ``computeAllSolutions``
-and the speed and method queries never wait for a path.
+20 ms cycle, or one point's computation while it is computed),
+``stopPath(arm)`` stops it, and a caller that cancels its ``trackPath``
+future stops it. ``computeAngles``, ``computeAllSolutions`` and the speed
+and method queries never wait for a path. (libqi does not tell a service
+that a caller's connection dropped: a path whose caller vanishes runs to
+its end, within its budget; a caller that may vanish cancels its future
+or calls ``stopPath`` first.)
 
 Time: every ALMotion call has a budget (:data:`nao_ik.motion_link.MOTION_TIMEOUT`),
-every call a budget of :data:`CALL_BUDGET` (a path: that plus 0.1 s per
-point to compute it, then that plus 40 ms per point to send it); a call
-over its budget answers an error and sends nothing more.
+every call a budget of :data:`CALL_BUDGET`; a call over its budget answers
+an error and sends nothing more. A path's budget runs from its arrival
+too: its first command by :data:`CALL_BUDGET` plus 0.1 s per point (the
+computation is abandoned there, nothing sent), its last by that plus
+:data:`CALL_BUDGET` plus 40 ms per point.
 
 Motors: the service does not switch motors on by itself. If an arm's
 stiffness is 0, ``reachTo`` raises an error saying so; call
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +63,7 @@ from .both_arms import PairCheck, solve_both
 from .collision import clear_of_body, clearance, posture_body
 from .frames import FRAME_TORSO, check_transform, point_from_torso, point_to_torso, pose_to_torso
 from .grasp import CLOSED, OPEN, plan_grasp
-from .jobs import ArmChannel, Job
+from .jobs import ArmChannel, Job, Stopped
 from .model import ARMS, ArmModel, arm_model
 from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
 from .pointing import point_at
@@ -96,6 +103,10 @@ MOVING = (
 
 #: Threads that run the calls' work; more concurrent calls wait for one (within their budget).
 WORKERS = 8
+#: How often (s) a thread that computes hands Python's lock to the others. Python's default, 5 ms, made a
+#: ``computeAngles`` wait 0.47 s while a path was computed on the other arm (each of its many hand-overs
+#: waited out a full interval); at 0.5 ms it takes 0.05 s (``tests/test_path_jobs.py`` measures it).
+SWITCH_INTERVAL = 0.0005
 
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
 
@@ -132,8 +143,9 @@ class NaoArmIK:
         session: a qi session connected to the robot's service directory.
         speed: default ``fractionMaxSpeed`` for ``setAngles``.
         motion_timeout: seconds each ALMotion call may take.
-        call_budget: seconds each call may take (a path: plus 0.1 s per point to compute it, then
-            ``call_budget`` plus 40 ms per point to send it).
+        call_budget: seconds each call may take (a path: plus ``path_compute_budget`` per point to
+            compute it, all from its arrival, then ``call_budget`` plus 40 ms per point to send it).
+        path_compute_budget: a path's extra seconds per point to compute it.
         body: keep the arms clear of the body (answers and motions). Off only to measure what the
             check costs (``nao-ik bench --body``); neither the CLI nor qi can turn it off.
     """
@@ -144,11 +156,13 @@ class NaoArmIK:
         speed: float = DEFAULT_SPEED,
         motion_timeout: float = MOTION_TIMEOUT,
         call_budget: float = CALL_BUDGET,
+        path_compute_budget: float = PATH_COMPUTE_BUDGET,
         body: bool = True,
     ):
         self._speed = validate.speed(speed)
         self._body = bool(body)
         self._budget = validate.positive(call_budget, "call_budget")
+        self._path_compute = validate.positive(path_compute_budget, "path_compute_budget")
         self._models: dict[str, ArmModel] = {}
         self._motion = MotionLink(session, validate.positive(motion_timeout, "motion_timeout"), self._new_motion)
         self._sensed = SensedCache(self._motion, [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS)
@@ -160,6 +174,7 @@ class NaoArmIK:
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
         self._log = ServiceLog(LOG_CATEGORY)
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
     # ------------------------------------------------------------ qi methods
 
@@ -219,15 +234,14 @@ class NaoArmIK:
         early, ``""`` if it did not).
         """
         a = self._decode("trackPath", (arm, points, method))
-        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
-        return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), extra)
+        return self._submit("trackPath", lambda job, end: self._track(a["arm"], a, job, end), self._path_extra(a))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def trackPathWithSpeed(self, arm: Any, points: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """``trackPath`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
         a = self._decode("trackPathWithSpeed", (arm, points, method, fractionMaxSpeed))
-        extra = len(a["points"]) * PATH_COMPUTE_BUDGET
-        return self._submit("trackPathWithSpeed", lambda job, end: self._track(a["arm"], a, job, end), extra)
+        return self._submit("trackPathWithSpeed", lambda job, end: self._track(a["arm"], a, job, end),
+                            self._path_extra(a))  # fmt: skip
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
@@ -687,76 +701,91 @@ class NaoArmIK:
         }
 
     @_private
+    def _path_extra(self, a: dict) -> float:
+        """A path's budget beyond the call's: to compute it, then a call's budget and each point's cycle to send it."""
+        return len(a["points"]) * (self._path_compute + PATH_POINT_BUDGET) + self._budget
+
+    @_private
     def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
         speed = a.get("fractionMaxSpeed", self._speed)
         channel = self._arms[arm]
-        channel.take(job, _left(end))
+        first = end - self._budget - len(a["points"]) * PATH_POINT_BUDGET  # the first command's deadline
+
+        def check(k: int) -> None:
+            """While the path is computed: its stop request and its budget end the computation."""
+            if job.stop.is_set():
+                raise Stopped(job.reason)
+            if time.monotonic() > first:
+                raise RuntimeError(
+                    f"trackPath {name}: computing the path took longer than its budget ({self._budget:g} s + "
+                    f"{self._path_compute:g} s per point; at point {k} of {len(a['points'])}); nothing sent"
+                )
+
         try:
-            self._settle(arm, end)  # the arm's earlier commands: none failed
-            model, start = self._arm_state(arm, motors=True, end=end)
-            names = list(model.names)
-            for attempt in range(2):
-                track = track_path(a["points"], model, name, initial=start)
-                safe = [list(model.clamp(q)) for q in track.angles.tolist()]
-                if not all(math.isfinite(q) for qs in safe for q in qs):
-                    raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-                way = self._way(model, start)
-                # A first point more than a cycle away is reached first, like a reach (swung out around the
-                # body where needed, then waited for): a stream of commands starting far from the arm would
-                # leave it behind, heading straight for later points.
-                lead = move_seconds(model, start, safe[0], speed) > CYCLE
-                blocked = self._path_blocked(model, start, safe, speed, way, lead)
-                if attempt or blocked is None or not blocked[1].startswith(MOVING):
-                    break
-                # From where the arm may be on its way to its last command the path's first motion would cross
-                # the body: wait until it stops, then compute the path from there.
-                model, start = self._wait_still(model, job, end, f"trackPath {name}")
-            t0 = time.monotonic()
-            end = t0 + self._budget + len(safe) * PATH_POINT_BUDGET  # the sending's own budget
-            sent, done, vias = 0, t0 - CYCLE, []
-            if lead and (blocked is None or blocked[0] > 0):
-                lead_commands = self._command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
-                                              speed, job)[4]  # fmt: skip
-                vias = [list(q) for q in lead_commands[:-1]]
-                sent = 1
-                # The rest of the path streams once the arm is there (nothing to wait for after a single point).
-                if len(safe) > 1 and (blocked is None or blocked[0] > 1) and self._arrive(model, safe[0], job, end,
-                                                                                          speed) is None:  # fmt: skip
-                    blocked = (1, job.reason)
-                done = time.monotonic()
-            for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
-                # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
-                # last one, so a late command is never followed by one within the same cycle. A stop
-                # request ends the wait at once.
-                if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
-                    break
-                self._call_aimed([(arm, q)], names, q, speed, end)
-                done = time.monotonic()
-                sent += 1
+            channel.take(job, _left(first))
+            return self._track_held(arm, a, job, end, name, speed, check)
+        except Stopped:  # while it waited for the arm or was computed: nothing sent
+            return _path_answer(arm, name, list(arm_model(arm).names), [], [], job.reason, 0.0)
         finally:
             channel.release(job)
-        errors = [float(e) for e in track.errors[:sent]] or [float(track.errors[0])]
-        return {
-            "arm": arm,
-            "method": name,
-            "names": names,
-            "angles": safe[:sent],
-            "errors": [float(e) for e in track.errors[:sent]],
-            "completed": bool(track.completed) and sent == len(safe),
-            "rmsError": float(math.sqrt(sum(e * e for e in errors) / len(errors))),
-            "seconds": float(time.monotonic() - t0),
-            "sent": sent,
-            # The postures the arm was swung through on its way to the first point (sent before it), if any.
-            "via": vias,
-            "stopped": (blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
-            if sent < len(safe)
-            else "",
-        }
+
+    @_private
+    def _track_held(self, arm: str, a: dict, job: Job, end: float, name: str, speed: float,
+                    check: Callable[[int], None]) -> dict:  # fmt: skip
+        """A path on an arm its job holds: computed and checked (``check`` before each point), then sent."""
+        self._settle(arm, end)  # the arm's earlier commands: none failed
+        model, start = self._arm_state(arm, motors=True, end=end)
+        names = list(model.names)
+        for attempt in range(2):
+            track = track_path(a["points"], model, name, initial=start, check=check)
+            safe = [list(model.clamp(q)) for q in track.angles.tolist()]
+            if not all(math.isfinite(q) for qs in safe for q in qs):
+                raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+            way = self._way(model, start)
+            # A first point more than a cycle away is reached first, like a reach (swung out around the
+            # body where needed, then waited for): a stream of commands starting far from the arm would
+            # leave it behind, heading straight for later points.
+            lead = move_seconds(model, start, safe[0], speed) > CYCLE
+            blocked = self._path_blocked(model, start, safe, speed, way, lead, check)
+            if attempt or blocked is None or not blocked[1].startswith(MOVING):
+                break
+            # From where the arm may be on its way to its last command the path's first motion would cross
+            # the body: wait until it stops, then compute the path from there.
+            model, start = self._wait_still(model, job, end, f"trackPath {name}")
+        check(len(safe))
+        t0 = time.monotonic()
+        sent, done, vias = 0, t0 - CYCLE, []
+        if lead and (blocked is None or blocked[0] > 0):
+            lead_commands = self._command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
+                                          speed, job)[4]  # fmt: skip
+            vias = [list(q) for q in lead_commands[:-1]]
+            sent = 1
+            # The rest of the path streams once the arm is there (nothing to wait for after a single point).
+            if len(safe) > 1 and (blocked is None or blocked[0] > 1) and self._arrive(model, safe[0], job, end,
+                                                                                      speed) is None:  # fmt: skip
+                blocked = (1, job.reason)
+            done = time.monotonic()
+        for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
+            # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
+            # last one, so a late command is never followed by one within the same cycle. A stop
+            # request ends the wait at once.
+            if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
+                break
+            self._call_aimed([(arm, q)], names, q, speed, end)
+            done = time.monotonic()
+            sent += 1
+        stopped = (blocked[1] if blocked is not None and sent == blocked[0] else job.reason) if sent < len(safe) else ""
+        answer = _path_answer(arm, name, names, safe[:sent], [float(e) for e in track.errors], stopped,
+                              time.monotonic() - t0)  # fmt: skip
+        answer["completed"] = bool(track.completed) and sent == len(safe)
+        # The postures the arm was swung through on its way to the first point (sent before it), if any.
+        answer["via"] = vias
+        return answer
 
     @_private
     def _path_blocked(self, model: ArmModel, start: Any, path: list, speed: float, way: _Way | None,
-                      lead: bool) -> tuple | None:  # fmt: skip
+                      lead: bool, check: Callable[[int], None]) -> tuple | None:  # fmt: skip
         """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
         With ``lead``, the first point is reached like a reach (:meth:`_command`: a plan from the arm's
@@ -765,10 +794,12 @@ class NaoArmIK:
         Every later command is checked from wherever the arm may be when it arrives, at any profile: among
         the points commanded since the last one it has surely reached (:func:`nao_ik.sweep.stream_regions`),
         each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
+        ``check`` is called before each point's checks.
         """
         if not model.body:
             return None
         for k, q in enumerate(path):
+            check(k)
             near = clearance(model, q, model.body)
             if near.distance < MARGIN - 1e-6:
                 return k, f"collision: {near.part} at point {k}"
@@ -782,6 +813,7 @@ class NaoArmIK:
         for k, (region, grow) in enumerate(stream_regions(model, base, path, speed, CYCLE, ARRIVED if lead else 0.0)):
             if lead and k == 0:
                 continue
+            check(k)
             move = sweep_region(model, region, grow)
             if not move.clear:
                 return k, f"collision: the motion to point {k} may cross the {move.part or 'body'}"
@@ -1261,6 +1293,24 @@ class NaoArmIK:
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
+
+
+def _path_answer(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float) -> dict:
+    """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``."""
+    done = errors[: len(angles)] or errors[:1] or [0.0]
+    return {
+        "arm": arm,
+        "method": method,
+        "names": names,
+        "angles": angles,
+        "errors": errors[: len(angles)],
+        "completed": False,
+        "rmsError": float(math.sqrt(sum(e * e for e in done) / len(done))),
+        "seconds": float(seconds),
+        "sent": len(angles),
+        "via": [],
+        "stopped": stopped,
+    }
 
 
 def _check_motors(arm: str, names: list, stiffness: list) -> None:

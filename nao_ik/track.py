@@ -80,6 +80,7 @@ def track_path(
     method: str = "nn",
     initial: Sequence[float] | None = None,
     alpha: float = ALPHA,
+    check: Callable[[int], None] | None = None,
 ) -> Track:
     """Follow the points with equations (6)-(9).
 
@@ -89,6 +90,8 @@ def track_path(
         method: one of ``nao_ik.METHODS``, used as Phi.
         initial: start posture for the first point (default: neutral).
         alpha: the feedback's memory, 0 < alpha <= 1.
+        check: called with each point's index before it is solved; raising there abandons the path (a
+            caller's budget or stop request: :meth:`nao_ik.service.NaoArmIK.trackPath`).
 
     Returns:
         :class:`Track`.
@@ -103,14 +106,16 @@ def track_path(
         from .nn import modular
 
         theta, phi_m = modular.path_inverse(model, modular.shipped(), x, reach, initial)
-        return follow(model, x, theta, phi_m, alpha)._replace(method=name)
+        return follow(model, x, theta, phi_m, alpha, check)._replace(method=name)
 
     def phi(target: np.ndarray, previous: np.ndarray | None) -> np.ndarray:
         start = None if previous is None else previous.tolist()
         return np.asarray(solve(target.tolist(), model, name, initial=start).angles)
 
+    if check is not None:
+        check(0)
     theta = np.asarray(solve(x[0].tolist(), model, name, initial=initial).angles)
-    return follow(model, x, theta, phi, alpha)._replace(method=name)
+    return follow(model, x, theta, phi, alpha, check)._replace(method=name)
 
 
 def follow(
@@ -119,17 +124,21 @@ def follow(
     theta: np.ndarray,
     phi: Callable[[np.ndarray, np.ndarray], np.ndarray],
     alpha: float = ALPHA,
+    check: Callable[[int], None] | None = None,
 ) -> Track:
     """Equations (6)-(9) along points x (K, 3) from a precise solution theta of x[0].
 
     Args:
         phi: the inverse model, (point, previous angles) -> angles (5,).
+        check: called with each later point's index before it is solved (see :func:`track_path`).
     """
     lo, hi = np.asarray(model.lower), np.asarray(model.upper)
     act = list(model.active)
     fb = theta - phi(x[0], theta)  # (6)
     angles, errors = [theta], [float(np.linalg.norm(x[0] - forward(model, theta)))]
     for k in range(len(x) - 1):
+        if check is not None:
+            check(k + 1)
         e = x[k] - forward(model, theta)  # (9)
         step = np.zeros(5)
         step[act] = np.linalg.pinv(jacobian(model, theta)[:, act]) @ e

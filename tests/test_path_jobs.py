@@ -6,7 +6,7 @@ import numpy as np
 
 from nao_ik.service import CYCLE
 from tests import report
-from tests.qi_fixtures import qi
+from tests.qi_fixtures import Stack, qi
 
 
 def line(a, b, n):
@@ -117,3 +117,84 @@ def test_a_new_path_preempts_the_old_one_and_a_caller_can_cancel_its_own(awake):
     sent = len(awake.moves())
     time.sleep(3 * CYCLE)
     assert len(awake.moves()) == sent and third.isCanceled()
+
+
+# A slow path to compute: jacobian-transpose takes about 0.2 s a point here (100 s for 500 points).
+SLOW = line([0.15, 0.12, 0.08], [0.10, 0.16, 0.14], 500)
+
+
+def computing(stack, arm, method="jacobian-transpose", points=SLOW):
+    """A path started and still being computed (nothing sent yet), as a qi future."""
+    before = len(sent_to(stack, arm))
+    fut = stack.ik.trackPath(arm, points, method, _async=True)
+    time.sleep(0.5)
+    assert not fut.isFinished() and len(sent_to(stack, arm)) == before
+    return fut
+
+
+def test_a_path_over_its_compute_budget_is_refused_at_the_budget_and_sends_nothing():
+    """One budget from the call: 1 s + 4 ms per point for 500 points is 3 s to the first command."""
+    s = Stack(call_budget=1.0, path_compute_budget=0.004)
+    try:
+        s.motion.wakeUp()
+        t0 = time.monotonic()
+        fut = s.ik.trackPath("LArm", SLOW, "jacobian-transpose", _async=True)
+        fut.wait(20000)
+        took = time.monotonic() - t0
+        assert fut.hasError() and "computing the path took longer than its budget" in fut.error(), fut.error()
+        assert "nothing sent" in fut.error() and 3.0 <= took < 4.0, took
+        assert s.moves() == []
+        report.lines.append(f"500-point jacobian-transpose path, budget 3 s to its first command: refused after "
+                            f"{took:.2f} s, 0 commands")  # fmt: skip
+    finally:
+        s.close()
+
+
+def test_stop_path_ends_a_path_while_it_is_computed(awake):
+    fut = computing(awake, "LArm")
+    t0 = time.monotonic()
+    assert awake.ik.stopPath("LArm") is True  # returns once the job let go of the arm
+    took = time.monotonic() - t0
+    r = fut.value(2000)
+    assert took < 1.0 and r["stopped"] == "stopped by stopPath" and r["sent"] == 0 and not r["completed"]
+    assert awake.ik.stopPath("LArm") is False and awake.moves() == []
+    report.lines.append(f"stopPath during a 500-point path's computation: answered in {took * 1e3:.0f} ms")
+
+
+def test_a_cancelled_path_stops_computing(awake):
+    fut = computing(awake, "LArm")
+    fut.cancel()
+    end = time.monotonic() + 1.0
+    while awake.service._arms["LArm"]._current is not None:  # the job holds its arm while it computes
+        assert time.monotonic() < end, "the cancelled path is still computing"
+        time.sleep(0.01)
+    fut.wait(1000)
+    assert fut.isCanceled() and awake.moves() == []
+
+
+def right_compute_seconds(ik):
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        assert ik.computeAngles("RArm", 0.15, -0.12, 0.08, "analytic")["reached"]
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[2]
+
+
+def test_many_long_computations_on_one_arm_leave_the_other_arm_served(awake):
+    """Each new path on an arm preempts the one computing there, so they hold no threads; the one that
+    computes hands Python's lock over often enough that the other arm's calls stay quick."""
+    idle = right_compute_seconds(awake.ik)
+    futures = [awake.ik.trackPath("LArm", SLOW, "jacobian-transpose", _async=True) for _ in range(8)]
+    time.sleep(0.5)
+    busy = right_compute_seconds(awake.ik)
+    try:
+        assert busy < max(0.15, 10 * idle), (busy, idle)
+        stopped = [f.value(2000)["stopped"] for f in futures[:-1]]
+        assert stopped == ["preempted by trackPath"] * 7, stopped
+        assert not futures[-1].isFinished()  # the newest still computes
+    finally:
+        awake.ik.stopPath("LArm")
+    assert futures[-1].value(2000)["stopped"] == "stopped by stopPath" and awake.moves() == []
+    report.lines.append(f"computeAngles on RArm while 8 long paths were sent to LArm: {busy * 1e3:.0f} ms "
+                        f"(median of 5; {idle * 1e3:.1f} ms with none)")  # fmt: skip
