@@ -18,12 +18,15 @@ class Job:
 
     Attributes:
         name: what it is (``reachTo``, ``trackPath`` ...), for the messages.
+        yields: while it waits for its arm, a newer job on that arm replaces it (a path: only the newest
+            path is worth computing); else it waits its turn (a reach: each caller's command is sent).
         stop: set to ask the job to stop sending.
         reason: why it was asked to stop ("" while it runs).
     """
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, yields: bool = False):
         self.name = name
+        self.yields = yields
         self.stop = threading.Event()
         self.reason = ""
 
@@ -49,36 +52,37 @@ class ArmChannel:
         self.arm = arm
         self._cond = threading.Condition()
         self._current: Job | None = None
-        self._waiting: Job | None = None
+        self._waiting: set[Job] = set()
 
     def take(self, job: Job, timeout: float) -> None:
         """Ask the current holder to stop, then hold the arm for ``job``.
 
-        A job still waiting for the arm is preempted too: only the newest waits, so many calls on one
-        arm hold no threads while the holder finishes.
+        Waiting jobs that yield are stopped too, so many paths sent to one arm hold no threads while
+        the holder finishes.
 
         Raises:
-            Stopped: a newer job (or a stop request) came while this one waited.
+            Stopped: ``job`` yields and a newer job (or a stop request) came while it waited.
             RuntimeError: the arm was not free within ``timeout`` seconds.
         """
         end = time.monotonic() + timeout
         with self._cond:
-            if self._waiting is not None:
-                self._waiting.cancel(f"preempted by {job.name}")
-                self._cond.notify_all()
-            self._waiting = job
+            self._stop_waiting(f"preempted by {job.name}")
+            self._waiting.add(job)
             try:
                 self._wait_free(job, end)
-                if job.stop.is_set():
-                    raise Stopped(f"{job.reason} before it took {self.arm}; nothing sent")
             finally:
-                if self._waiting is job:
-                    self._waiting = None
+                self._waiting.discard(job)
             self._current = job
 
+    def _stop_waiting(self, reason: str) -> None:
+        for waiting in self._waiting:
+            if waiting.yields:
+                waiting.cancel(reason)
+        self._cond.notify_all()
+
     def _wait_free(self, job: Job, end: float) -> None:
-        while self._current is not None:
-            if job.stop.is_set():
+        while self._current is not None or job.yields and job.stop.is_set():
+            if job.yields and job.stop.is_set():
                 raise Stopped(f"{job.reason} while it waited for {self.arm}; nothing sent")
             self._current.cancel(f"preempted by {job.name}")
             remaining = end - time.monotonic()
@@ -102,9 +106,7 @@ class ArmChannel:
         end = time.monotonic() + timeout
         with self._cond:
             job = self._current
-            if self._waiting is not None:
-                self._waiting.cancel(reason)
-                self._cond.notify_all()
+            self._stop_waiting(reason)
             if job is None:
                 return False
             job.cancel(reason)

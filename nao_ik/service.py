@@ -337,7 +337,7 @@ class NaoArmIK:
 
         Cancelling that future (the caller's ``future.cancel()``) stops a path.
         """
-        job = Job(name)
+        job = Job(name, yields=name.startswith("trackPath"))
         end = time.monotonic() + self._budget + extra
         promise = qi.Promise(lambda p: job.cancel("cancelled by the caller"))
 
