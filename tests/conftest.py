@@ -1,5 +1,6 @@
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -8,6 +9,28 @@ settings.register_profile("soak", max_examples=2000, deadline=None, suppress_hea
 settings.load_profile("soak" if os.environ.get("NAO_IK_SOAK") else "ci" if os.environ.get("CI") else "dev")
 
 pytest_plugins = ["tests.qi_fixtures"]
+
+
+def pytest_sessionfinish(session):
+    """In a pytest-xdist worker: hand the figures this worker collected to the controller."""
+    from tests import report
+
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["nao_ik_report"] = {"cases": dict(report.cases), "worst": dict(report.worst), "lines": report.lines}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """In the pytest-xdist controller: gather a worker's figures for the summary."""
+    from tests import report
+
+    got = getattr(node, "workeroutput", {}).get("nao_ik_report")
+    if got:
+        report.cases.update(got["cases"])
+        for what, (seconds, case) in got["worst"].items():
+            report.slowest(what, seconds, case)
+        report.lines.extend(got["lines"])
 
 
 def pytest_terminal_summary(terminalreporter):

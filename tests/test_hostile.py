@@ -3,7 +3,8 @@
 At least :data:`CALLS` calls per run (``NAO_IK_HOSTILE_CALLS`` another count; seeded,
 ``NAO_IK_HOSTILE_SEED`` another sequence), spread over every method that takes arguments
 (:data:`nao_ik.qi_args.SPECS`: a new method is fuzzed as soon as it is declared) and the
-argument-less ones, from :data:`CLIENTS` clients at once. A call gets the right number of
+argument-less ones, from :data:`CLIENTS` clients at once, shared evenly among the stub's motion profiles
+(:data:`sim_stub.profiles.PROFILES`: the robot may move any of these ways). A call gets the right number of
 arguments most of the time, each argument valid or hostile (NaN, infinities, huge numbers,
 booleans, None, strings, nested lists (400 deep), maps, tuples). After every call the robot's state is
 checked: no command out of the limits or non-finite ever reached the stub, an answer's angles
@@ -25,6 +26,7 @@ from nao_ik import METHODS
 from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
 from nao_ik.qi_args import SPECS
+from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack, qi
 
@@ -113,9 +115,9 @@ def check_answer(name: str, answer) -> None:
             assert model.within_limits(q), (name, answer)
 
 
-@pytest.fixture(scope="module")
-def hostile_stack():
-    s = Stack()
+@pytest.fixture(scope="module", params=PROFILES)
+def hostile_stack(request):
+    s = Stack(profile=request.param)
     s.motion.wakeUp()
     yield s
     s.close()
@@ -154,11 +156,12 @@ def client(s: Stack, seed: int, count: int, calls: Counter, outcomes: Counter, l
 
 def test_thousands_of_hostile_calls(hostile_stack):
     s = hostile_stack
+    share = -(-CALLS // len(PROFILES))
     calls, outcomes, lock, errors = Counter(), Counter(), threading.Lock(), []
 
     def run(k: int) -> None:
         try:
-            client(s, SEED * 100 + k, -(-CALLS // CLIENTS), calls, outcomes, lock)
+            client(s, SEED * 100 + k, -(-share // CLIENTS), calls, outcomes, lock)
         except BaseException as e:  # reported by the test below
             errors.append(e)
 
@@ -180,10 +183,11 @@ def test_thousands_of_hostile_calls(hostile_stack):
         f"hostile calls over qi: {sum(calls.values())} calls to {len(calls)} methods in {seconds:.1f} s "
         f"({outcomes['answered']} answered, {outcomes['refused']} refused), {len(commands)} commands received by "
         f"the robot, {len(bad)} bad commands (out of limits or non-finite), {len(s.stub.getCollisionStops())} "
-        f"stopped by the robot's collision protection, {CLIENTS} clients at once, seed {SEED}"
+        f"stopped by the robot's collision protection, {CLIENTS} clients at once, seed {SEED}, "
+        f"the stub's {s.stub.profile} profile"
     )
-    assert sum(calls.values()) >= CALLS and set(calls) == {*SPECS, *NO_ARGUMENTS}
+    assert sum(calls.values()) >= share and set(calls) == {*SPECS, *NO_ARGUMENTS}
     assert bad == [] and s.stub.getViolations() == []
     # Nothing into the body (the robot's own check, 5 mm; the service keeps 7.5 mm along every motion).
     assert s.stub.getCollisionStops() == [], s.stub.getCollisionStops()[:3]
-    assert outcomes["answered"] > CALLS // 10 and outcomes["refused"] > CALLS // 10  # both kinds exercised
+    assert outcomes["answered"] > share // 10 and outcomes["refused"] > share // 10  # both kinds exercised

@@ -6,11 +6,16 @@ import math
 import random
 from collections import Counter
 
+import pytest
+
 from nao_ik.arm_args import ARM_SPECS
+from sim_stub.profiles import PROFILES
 from tests import report
+from tests.qi_fixtures import Stack
 from tests.test_hostile import HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
-CALLS = 1500
+#: Calls per stub motion profile.
+CALLS = 500
 #: grasp waits for the robot at every step: only with a hostile argument here (its runs are in test_service_arms).
 SLOW = {"grasp", "graspWithSpeed"}
 WORDS = (*REFUSAL_WORDS, "frame", "approach", "left", "right", "opening")
@@ -41,8 +46,16 @@ def check(name: str, answer) -> None:
         assert all(math.isfinite(a) for a in q) and model.within_limits(q), (name, answer)
 
 
+@pytest.fixture(params=PROFILES)
+def awake(request):
+    s = Stack(profile=request.param)
+    s.motion.wakeUp()
+    yield s
+    s.close()
+
+
 def test_hostile_calls_to_the_arm_methods(awake):
-    rng = random.Random(19)
+    rng = random.Random(19 + PROFILES.index(awake.stub.profile))
     calls, outcomes = Counter(), Counter()
     for _ in range(CALLS):
         name = rng.choice(list(ARM_SPECS))
@@ -66,8 +79,12 @@ def test_hostile_calls_to_the_arm_methods(awake):
             outcomes["answered"] += 1
         assert awake.stub.getViolations() == [], (name, args)
         calls[name] += 1
-    assert set(calls) == set(ARM_SPECS) and outcomes["answered"] > 100 and outcomes["refused"] > 100
+    assert set(calls) == set(ARM_SPECS) and outcomes["answered"] > 30 and outcomes["refused"] > 30
+    stops = awake.stub.getCollisionStops()
     report.lines.append(
         f"hostile calls to ARM_SPECS methods: {CALLS} calls to {len(calls)} methods ({outcomes['answered']} answered, "
-        f"{outcomes['refused']} refused), {len(awake.moves())} commands received, 0 bad commands"
+        f"{outcomes['refused']} refused), {len(awake.moves())} commands received, 0 bad commands, {len(stops)} "
+        f"stopped by the robot's collision protection (arm against body or other arm), the stub's "
+        f"{awake.stub.profile} profile"
     )
+    assert stops == [], stops[:3]
