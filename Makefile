@@ -34,7 +34,7 @@ demo: $(STAMP)
 # simulated robot's motions rather than compute; progress as it runs, the reliability figures at the end.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
-	$(BIN)/python -m pytest -n 2 --dist worksteal
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 # The long variant of the reliability tests: 2000 examples per property, 20,000 hostile calls
 # over qi and a one-minute load run with 4 client processes.
