@@ -132,6 +132,15 @@ GRASP_BUDGET = 30.0
 #: twice its computed time plus this margin (s).
 ARRIVAL_TOLERANCE = 1e-3
 ARRIVAL_MARGIN = 1.0
+#: A still arm whose sensed angles are all within SAG (rad) of its command has arrived too: under load, Smart
+#: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
+#: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
+SAG = 0.06
+#: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
+#: ALMotion's ``isCollision`` whether the robot's own protection did it.
+STOPPED_CYCLES = 5
+#: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
+ROBOT_PROTECTION = "robot collision protection"
 
 
 @qi.multiThreaded()
@@ -376,9 +385,14 @@ class NaoArmIK:
             sol = solve(target, model, name, initial=start)
             solve_ms = (time.perf_counter() - t0) * 1e3
             what = f"{name} for {target}"
-            safe, clamped, change, seconds, commands = self._command(
-                model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job
-            )
+            try:
+                safe, clamped, change, seconds, commands = self._command(
+                    model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job
+                )
+                protected = ""
+            except RobotProtection as e:  # the robot's own protection stopped the arm on the way: say so
+                (safe, clamped, change, seconds, commands), protected = e.partial, str(e)
+                self._log.warning(f"reach {arm} stopped by the robot", f"{what}: {protected}")
         self._log.info(
             f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
             f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
@@ -389,7 +403,7 @@ class NaoArmIK:
             "target": list(target),
             "names": names,
             "angles": safe,
-            "reached": bool(sol.reached),
+            "reached": bool(sol.reached) and not protected,
             "error": float(sol.error),
             "iterations": int(sol.iterations),
             "solveTimeMs": float(solve_ms),
@@ -402,8 +416,9 @@ class NaoArmIK:
             # method's own answer was replaced by the closest attainable pose.
             "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
             "refined": bool(sol.refined),
-            # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>".
-            "reason": str(sol.reason),
+            # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
+            # "robot collision protection" (the robot's own protection stopped the arm on its way).
+            "reason": ROBOT_PROTECTION if protected else str(sol.reason),
             # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
             # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
             # 0 (computeAngles only) when no safe motion from the current posture exists.
@@ -476,7 +491,11 @@ class NaoArmIK:
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self._budget:g} s budget; nothing more sent")
             if k:
-                way = self._arrive(model, commands[k - 1], job, end, speed)
+                try:
+                    way = self._arrive(model, commands[k - 1], job, end, speed)
+                except RobotProtection as e:
+                    e.partial = (safe, clamped, change, seconds, sent)
+                    raise
                 if way is None:
                     break  # a later call took the arm: it commands from where the arm is
                 # The body now: the other arm may have moved, or been sent somewhere, since the plan.
@@ -484,7 +503,7 @@ class NaoArmIK:
                 if clearance(model, safe, model.body).distance < MARGIN - 1e-6:
                     raise RuntimeError(f"{what}: collision: the {clearance(model, safe, model.body).part} is now where "
                                        "the arm was going; nothing more sent")  # fmt: skip
-                # The leg was planned from the via itself; the arm is within ARRIVED of it and stopped.
+                # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
                 if not sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
                     raise RuntimeError(f"{what}: motion: from where the arm reached its last posture on the way the "
                                        "next move would cross the body; nothing more sent")  # fmt: skip
@@ -509,10 +528,14 @@ class NaoArmIK:
             model, start = self._arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
         route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-        if move and route is not None and route.reason == MOVING:
+        while move and route is not None and route.reason == MOVING:  # until it stopped, or the budget ends
             model, start = self._wait_still(model, job, end, what)
+            # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
+            # it will not set off toward it any more, so it is where it is.
+            stopped = time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
-            route, way = self._route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+            route, way = (self._route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
+                          else (None, None))  # fmt: skip
         other = self._model(OTHER_ARM[model.arm], end)
         if move and (route is None or not route.commands) and self._aim.get(other.arm) is not None:
             # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
@@ -524,7 +547,8 @@ class NaoArmIK:
         return model, start, near, route, way
 
     @_private
-    def _route(self, model: ArmModel, start: Any, goal: list, speed: float) -> tuple[Plan, _Way | None]:
+    def _route(self, model: ArmModel, start: Any, goal: list, speed: float,
+               stopped: bool = False) -> tuple[Plan, _Way | None]:  # fmt: skip
         """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
 
         While the arm may still be moving toward its last command, the first command arrives with the
@@ -532,10 +556,12 @@ class NaoArmIK:
         (:func:`nao_ik.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
         else no commands, with the reason :data:`MOVING`.
 
+        With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone.
+
         Returns:
             (the plan, the arm's way as checked, or None when the arm is still).
         """
-        way = self._way(model, start)
+        way = None if stopped else self._way(model, start)
         if way is None:
             return plan(model, start, goal, speed), None
         if sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear:  # the direct motion, from all the way
@@ -565,12 +591,14 @@ class NaoArmIK:
             (model, start) as :meth:`_arm_state` reads them then (None without ``state``).
         """
         arm, names, aim = model.arm, list(model.names), self._aim.get(model.arm)
-        last = None
+        last, still = None, 0
         while True:
             now, _ = self._sensed.read(names, _left(end), fresh=True)
             if aim is None or max(abs(a - b) for a, b in zip(now, aim)) <= ARRIVED:
                 break
-            if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL:
+            # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
+            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            if still >= 2:
                 break
             last = now
             if job.stop.wait(CYCLE):
@@ -581,25 +609,42 @@ class NaoArmIK:
 
     @_private
     def _arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float) -> _Way | None:
-        """Wait until the arm's sensed angles come within ARRIVED of ``via`` (a sequence's intermediate posture)
-        and stop there (no joint moves more than STILL over a cycle): the next command then turns no joint
-        that is still moving, so no joint overshoots the leg's box.
+        """Wait until the arm has stopped at ``via`` (a sequence's intermediate posture): within ARRIVED of
+        it, or within SAG (a sagging joint), and no joint moving more than STILL over a cycle. The next
+        command then turns no joint that is still moving, so no joint overshoots the leg's box.
 
         Returns:
-            The arm's way from there (:meth:`_way`: the last bit to ``via``, if any), or None where the job was
-            stopped first (a later call took the arm).
+            The arm's way from there (:meth:`_way`: where it stopped), or None where the job was stopped first
+            (a later call took the arm).
+
+        Raises:
+            RobotProtection: the arm stopped short and the robot says its collision protection did it.
         """
-        last = None
+        last, still = None, 0
         while True:
             now, _, reading = self._sensed.read_timed(list(model.names), _left(end), fresh=True)
-            if max(abs(a - b) for a, b in zip(now, via)) <= ARRIVED:
-                if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL:
-                    return _Way(list(now), list(now), speed)
-                last = now
+            off = max(abs(a - b) for a, b in zip(now, via))
+            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            if still and off <= ARRIVED or still >= 2 and off <= SAG:
+                return _Way(list(now), list(now), speed)
+            if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
+                self._protected(model.arm, end, "on its way to a swung-out posture")
+            last = now
             if job is not None and job.stop.wait(CYCLE):
                 return None
             if time.monotonic() > end:
                 raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
+
+    @_private
+    def _protected(self, arm: str, end: float, where: str) -> None:
+        """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it."""
+        try:
+            state = self._motion.call("isCollision", arm, budget=min(_left(end), self._motion.timeout))
+        except RuntimeError:  # an ALMotion without it, or no answer: the budget decides
+            return
+        if state == "collision":
+            raise RobotProtection(f"{ROBOT_PROTECTION}: the robot stopped the {arm} {where} (isCollision: "
+                                  "collision); nothing more sent")  # fmt: skip
 
     @_private
     def _send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
@@ -762,9 +807,15 @@ class NaoArmIK:
             vias = [list(q) for q in lead_commands[:-1]]
             sent = 1
             # The rest of the path streams once the arm is there (nothing to wait for after a single point).
-            if len(safe) > 1 and (blocked is None or blocked[0] > 1) and self._arrive(model, safe[0], job, end,
-                                                                                      speed) is None:  # fmt: skip
-                blocked = (1, job.reason)
+            if len(safe) > 1 and (blocked is None or blocked[0] > 1):
+                way = self._arrive(model, safe[0], job, end, speed)
+                if way is None:
+                    blocked = (1, job.reason)
+                elif max(abs(a - b) for a, b in zip(way.reading, safe[0])) > ARRIVED:
+                    # Stopped short of the first point (a sagging joint): the stream is checked from there.
+                    again = self._path_blocked(model, way.reading, safe, speed, None, False, check)
+                    if again is not None and (blocked is None or again[0] < blocked[0]):
+                        blocked = (max(1, again[0]), again[1])
             done = time.monotonic()
         for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
             # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
@@ -1154,8 +1205,17 @@ class NaoArmIK:
                     if time.monotonic() > end:
                         raise RuntimeError(f"reachBoth took longer than its {self._budget:g} s budget; "
                                            f"{'nothing' if k == 0 else f'{k} of {len(legs)} legs'} sent")  # fmt: skip
-                    if k and any(self._arrive(m, q, job, end, speed) is None for m, q in zip(models, legs[k - 1])):
-                        break  # a later call took an arm
+                    if k:
+                        ways = [self._arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
+                        if None in ways:
+                            break  # a later call took an arm
+                        if any(max(abs(a - b) for a, b in zip(w.reading, q)) > ARRIVED
+                               for w, q in zip(ways, legs[k - 1])):  # fmt: skip
+                            # An arm stopped short of the leg (a sagging joint): the next leg from where they are.
+                            why = pair_reason(models[0], lq, models[1], rq, ways[0].reading, ways[1].reading)
+                            if why:
+                                raise RuntimeError(f"reachBoth: {why} (from where the arms stopped on the way); "
+                                                   f"{k} of {len(legs)} legs sent")  # fmt: skip
                     self._call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
                     self._sensed.follow(_left(end))
                     sent += 1
@@ -1282,17 +1342,30 @@ class NaoArmIK:
 
     @_private
     def _wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float) -> None:
-        """Wait until the sensed angles are at the command (1 mrad), the job is stopped, or time is up."""
+        """Wait until the sensed angles are at the command (1 mrad, or SAG once still), the job is stopped, or
+        time is up; an arm stopped short that the robot's protection holds raises :class:`RobotProtection`."""
         allowed = 2.0 * seconds + ARRIVAL_MARGIN
         limit = min(end, time.monotonic() + allowed)
+        last, still = None, 0
         while True:
             now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
-            if max(abs(a - b) for a, b in zip(now, angles)) <= ARRIVAL_TOLERANCE:
+            off = max(abs(a - b) for a, b in zip(now, angles))
+            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            if off <= ARRIVAL_TOLERANCE or still >= 2 and off <= SAG:
                 return
+            if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0 and names[0][0] in "LR" and len(names) > 1:
+                self._protected(f"{names[0][0]}Arm", end, "on its way")
+            last = now
             if job.stop.wait(CYCLE):
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
+
+
+class RobotProtection(RuntimeError):
+    """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
+
+    partial: tuple = ()
 
 
 def _path_answer(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float) -> dict:

@@ -282,3 +282,38 @@ def test_two_arms_sent_at_once_toward_one_point_do_not_meet(awake):
     assert min(closest) >= STUB_MARGIN, (min(closest), answers)
     assert clearance(left, q[:5], arm_capsules(right, q[5:])).distance >= 0.0  # nor do the library's (thicker) shapes
     assert awake.stub.getCollisionStops() == []
+
+
+def test_a_sagging_arm_arrives_at_its_swung_out_posture(awake):
+    """Under load a real joint rests short of its command (Smart Stiffness): the stub's sag puts each sensed
+    angle 15-30 mrad off. The sequence still goes on at each via (the next leg checked from where the arm
+    stopped), where a 10 mrad arrival test waited out the call's budget."""
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    awake.stub._configure(sag=0.03)
+    awake.ik.setSpeed(1.0)
+    t0 = time.monotonic()
+    r = awake.ik.reachToWithArm("LArm", *CROSSING_TARGET, "analytic")
+    assert r["reached"] and r["commands"] >= 2 and r["reason"] == ""
+    assert time.monotonic() - t0 < 3.0
+    time.sleep(1.0)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+    assert np.allclose(awake.motion.getAngles(names, False), r["angles"], atol=1e-9)
+
+
+def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protection(mocker):
+    """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
+    "collision" - the answer says the robot's protection stopped it, not that time ran out."""
+    from nao_ik.service import ROBOT_PROTECTION, NaoArmIK, RobotProtection
+
+    ik = NaoArmIK.__new__(NaoArmIK)
+    ik._sensed = mocker.Mock()
+    ik._sensed.read_timed.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0, None)
+    ik._motion = mocker.Mock(timeout=1.0)
+    ik._motion.call.return_value = "collision"
+    with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
+        ik._arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
+    ik._motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
+    ik._motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
+    with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
+        ik._arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)
