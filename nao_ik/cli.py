@@ -20,6 +20,7 @@ commands:
   check    wait until NaoArmIK is registered on a robot and answers
   install-package  install a .pkg already on the robot with PackageManager (used by deploy.sh)
   bench    benchmark every IK method on the paper's protocol (markdown table)
+  bench --body  the body model, what its check costs, moves under each setAngles profile (markdown)
   workspace  an arm's reachable workspace: volume, dexterity, slices and 3-D cloud (picture and data)
   bench-pose  full hand poses: solve_pose against TRAC-IK and ikpy (markdown table)
   bench-intervals  the closed-form swivel intervals against the grid-and-bisection oracle (markdown table)
@@ -327,6 +328,19 @@ def check_main(argv: Sequence[str]) -> int:
     return 1
 
 
+def _body_report(rest: Sequence[str]) -> bool:
+    """Whether ``nao-ik bench`` was asked for the body report (``--body`` alone: nao_ik.body_report), not the main
+    table's body part (``--body N``: that many targets for its body table)."""
+    if "--body" not in rest:
+        return False
+    after = list(rest)[list(rest).index("--body") + 1 :]
+    try:
+        int(after[0])
+    except (IndexError, ValueError):
+        return True
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Dispatch to the subcommand."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -336,7 +350,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     if command in QI_COMMANDS and not {"-h", "--help"} & set(rest):
         need_qi()
-    if command == "bench":
+    if command == "bench" and _body_report(rest):
+        from .body_report import main as run
+
+        rest = [a for a in rest if a != "--body"]
+    elif command == "bench":
         from .bench import main as run
     elif command == "workspace":
         from .workspace import main as run

@@ -126,6 +126,33 @@ def test_bench_prints_a_table(tmp_path, capsys):
     assert len(rows) == 4 and all(r.endswith("/ 3 |") for r in rows)
 
 
+def test_bench_body_reports_the_model_the_cost_and_the_profiles(tmp_path, capsys, monkeypatch):
+    """nao-ik bench --body --quick (its sizes cut further here): the four sections, in order; the body table has a
+    row per shape of the body model and per arm link. ``--body N`` still goes to the main table."""
+    from nao_ik import body_report
+    from nao_ik.body import LINKS
+    from nao_ik.model import arm_model
+
+    assert not cli._body_report(["--targets", "60", "--body", "5"]) and cli._body_report(["--body", "--quick"])
+    for name, quick in (("TARGETS", 20), ("PAIRS", 30), ("SINGLE", 20), ("ROUNDS", 5)):
+        monkeypatch.setattr(body_report, name, (getattr(body_report, name)[0], quick))
+    out_file = tmp_path / "body.md"
+    assert cli.main(["bench", "--body", "--quick", "--out", str(out_file)]) == 0
+    text = out_file.read_text()
+    assert text in capsys.readouterr().out and "`nao-ik bench --body --quick --out " in text
+    heads = ["## 1. The body model", "## 2. What the check costs", "## 3. What the profile-free motion check adds",
+             "## 4. Moves entering the body under each profile, before and after"]  # fmt: skip
+    at = [text.index(h) for h in heads]
+    assert at == sorted(at)
+    rows = [line for line in text[at[0] : at[1]].splitlines() if line.startswith("| ") and "| part |" not in line]
+    model = arm_model("LArm")
+    assert [r.split(" | ")[0][2:] for r in rows] == [c.part for c in model.body] + [f"LArm {ln.name}" for ln in LINKS]
+    assert "| LArm | " in text[at[1] : at[2]] and "| reachTo, body |" in text[at[1] : at[2]]
+    assert "| neutral | 20 |" in text[at[2] : at[3]] and "| random clear | 20 |" in text[at[2] : at[3]]
+    for profile in ("linear", "smooth", "synchronised"):
+        assert text[at[3] :].count(f"| {profile} | ") == 4  # two fractions, two tables
+
+
 def test_bench_methods_take_turns():
     # A slow spell of a shared machine must fall on every method alike.
     order = []

@@ -37,7 +37,8 @@ LAYERS = [
     ),
     # the services, their parts
     ("service", "qi_methods", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),
-    ("server", "supervisor", "loadtest", "latency", "demo", "view"),  # view: the optional live 3-D view (extra "view")
+    # view: the optional live 3-D view (extra "view"); body_report: `nao-ik bench --body`, which times reachTo over qi
+    ("server", "supervisor", "loadtest", "latency", "demo", "view", "body_report"),
     ("cli", "robot_pkg"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
