@@ -527,6 +527,23 @@ def _sent_since(installed, before: int) -> list:
     return [c for c in installed.robot.motion.getRecordedCommands()[before:] if c["method"] == "setAngles"]
 
 
+def test_the_runtime_keeps_the_arm_out_of_the_head_where_the_head_is(installed):
+    """The runtime reads the head's yaw and pitch with the arms: a target before the face is reached with the
+    head up, and refused ("collision: head") with the head pitched forward (the face 26 mm nearer)."""
+    installed.motion.wakeUp()
+    model = arm_model("LArm")
+    _settle(installed, list(model.names), list(model.neutral))
+    target = (0.12, 0.03, 0.20)
+    try:
+        _settle(installed, ["HeadYaw", "HeadPitch"], [0.0, 0.0])
+        assert installed.ik.computeAngles("LArm", *target, "analytic")["reached"]
+        _settle(installed, ["HeadYaw", "HeadPitch"], [0.0, 0.5])
+        got = installed.ik.computeAngles("LArm", *target, "analytic")
+        assert not got["reached"] and got["reason"] == "collision: head", got["reason"]
+    finally:
+        _settle(installed, ["HeadYaw", "HeadPitch"], [0.0, 0.0])
+
+
 def test_a_target_inside_the_torso_is_refused_and_nothing_is_sent(installed):
     installed.motion.wakeUp()
     model = arm_model("LArm")
@@ -1062,3 +1079,4 @@ def test_the_package_with_the_runtime_needs_the_naoqi_of_its_service(tmp_path):
     assert manifest.find("./requirements/naoqiRequirement").get("minVersion") == SERVICE_NAOQI == "2.3"
     with zipfile.ZipFile(build(tmp_path / "boxes.pkg", service=False)) as z:
         assert z.read("manifest.xml") == (ROOT / "behaviors" / "manifest.xml").read_bytes()
+

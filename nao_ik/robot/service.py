@@ -33,14 +33,17 @@ import threading
 
 import qi
 
-from ..body_data import MARGIN
+from ..body_data import MARGIN, body_rows
 from ..geometry.scalar_clearance import clearance
 from ..qi_methods import publish
 from . import checks
 from .arms import MODELS
 from .link import MOTION_TIMEOUT, Link, first_line, now
 from .other import KEEP, Commands, rows, run_time
-from .solve import EPS, STANDING, motion, solve
+from .solve import EPS, motion, solve
+
+#: The joints that place the body's thighs (HipPitch) and head, read with the arms.
+BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
 
 DEFAULT_SPEED = 0.2
 #: Seconds one call of the service may take, from its arrival to its command (waiting for the arm included).
@@ -196,13 +199,14 @@ class NaoArmIK(object):
 
     @qi.nobind
     def _read(self, arm, move, end):
-        """Both arms' sensed angles (this arm's first) and when they were asked; this arm's motors checked."""
+        """Both arms' sensed angles (this arm's first), then BODY_JOINTS', and when they were asked; this arm's
+        motors checked."""
         model, other = MODELS[arm], MODELS[OTHER[arm]]
         names = list(model.names)
         stiff = None
         try:
             asked = now()
-            reading = self._link.start("getAngles", (names + list(other.names), True), end)
+            reading = self._link.start("getAngles", (names + list(other.names) + BODY_JOINTS, True), end)
             stiff = self._link.start("getStiffnesses", (names,), end) if move else None
             current = self._link.result(reading)
             stiffness = self._link.result(stiff) if stiff is not None else []
@@ -210,10 +214,11 @@ class NaoArmIK(object):
             if stiff is not None:
                 stiff.future.cancel()
             raise RuntimeError("%s; nothing sent" % first_line(e))
-        current, stiffness = _floats(current, 10), _floats(stiffness, 5 if move else 0)
-        if current is None or not (model.within_limits(current[:5], 1e6) and other.within_limits(current[5:], 1e6)):
-            raise RuntimeError("ALMotion.getAngles answered something else than 10 angles for %s and %s; nothing "
-                               "sent" % (arm, OTHER[arm]))  # fmt: skip
+        current, stiffness = _floats(current, 14), _floats(stiffness, 5 if move else 0)
+        if current is None or not (model.within_limits(current[:5], 1e6) and other.within_limits(current[5:10], 1e6)
+                                   and all(abs(q) < 4.0 for q in current[10:])):  # fmt: skip
+            raise RuntimeError("ALMotion.getAngles answered something else than 14 angles for %s, %s, the hips and "
+                               "the head; nothing sent" % (arm, OTHER[arm]))  # fmt: skip
         if stiffness is None:
             raise RuntimeError("ALMotion.getStiffnesses answered something else than 5 numbers for %s; nothing sent"
                                % arm)  # fmt: skip
@@ -224,11 +229,12 @@ class NaoArmIK(object):
         return current, asked
 
     @qi.nobind
-    def _body(self, arm, sensed, asked):
-        """NAO's standing body and the other arm (:mod:`nao_ik.robot.other`), and the version of its commands."""
+    def _body(self, arm, sensed, asked, posture):
+        """NAO's body at its sensed hips and head (``posture``: BODY_JOINTS' angles) and the other arm
+        (:mod:`nao_ik.robot.other`), and the version of its commands."""
         other = MODELS[OTHER[arm]]
         lo, hi, version = self._commands.box(other, sensed, asked)
-        return STANDING + rows(other, lo, hi), version
+        return body_rows(posture[0], posture[1], (posture[2], posture[3])) + rows(other, lo, hi), version
 
     @qi.nobind
     def _answer(self, arm, target, method, speed, move, end):
@@ -236,8 +242,9 @@ class NaoArmIK(object):
         names = list(model.names)
         current, asked = self._read(arm, move, end)
         start = model.clamp(current[:5])
-        sensed = MODELS[OTHER[arm]].clamp(current[5:])
-        body, version = self._body(arm, sensed, asked)
+        sensed = MODELS[OTHER[arm]].clamp(current[5:10])
+        posture = current[10:]
+        body, version = self._body(arm, sensed, asked, posture)
         t0 = now()
         sol = solve(model, target, start, body)
         solve_ms = (now() - t0) * 1e3
@@ -254,7 +261,7 @@ class NaoArmIK(object):
             # The last line of defence: five finite angles inside the limits, or nothing is sent.
             if not model.within_limits(angles):
                 raise RuntimeError("%s for %r produced %r outside the limits; nothing sent" % (method, target, angles))
-            why = self._send(arm, start, sensed, angles, speed, asked, version, end)
+            why = self._send(arm, start, (sensed, posture), angles, speed, asked, version, end)
             if why:
                 reached, reason, safe = False, why, False
             sent = not why
@@ -282,10 +289,11 @@ class NaoArmIK(object):
         }
 
     @qi.nobind
-    def _send(self, arm, start, sensed, angles, speed, asked, version, end):
+    def _send(self, arm, start, reading, angles, speed, asked, version, end):
         """Send the command, or say why not ("" when sent).
 
-        Under the commit lock, so that a command to the other arm cannot slip between this check and this
+        ``reading``: the other arm's sensed angles and BODY_JOINTS'. Under the commit lock, so that a command to
+        the other arm cannot slip between this check and this
         command: if the other arm was commanded since this call's check, the answer and its motion are checked
         again against where that arm may now go; then the stale-command guard (a reading older than the budget,
         or the call past it: nothing sent); then ``setAngles`` goes out and is recorded (:class:`Commands`)
@@ -305,7 +313,7 @@ class NaoArmIK(object):
                     pending = self._link.start("setAngles", (names, angles, speed), end)
                     entry = self._commands.add(arm, angles, speed, seconds, pending.future)
                     break
-            body, version = self._body(arm, sensed, asked)  # the other arm was commanded meanwhile: check again
+            body, version = self._body(arm, reading[0], asked, reading[1])  # the other arm commanded meanwhile: again
             why = _crossing(model, start, angles, body, True)
             if why:
                 return why
