@@ -114,7 +114,7 @@ def sim_main(argv: Sequence[str]) -> int:
         choices=("linear", "smooth", "synchronised"),
         help="how joints move: linear (constant speed, instant start and stop), smooth (continuous velocity, "
         "overshoot on retarget, like ALMotion), synchronised (smooth, the joints of a command arrive together) "
-        "(default: $NAO_IK_STUB_PROFILE, else linear)",
+        "(default: $NAO_IK_STUB_PROFILE, else smooth)",
     )
     p.add_argument("--cycle-ms", type=float, default=20.0, help="ALMotion's control cycle (default 20; NAO6: 12 or 24)")
     p.add_argument(

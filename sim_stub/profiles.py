@@ -1,8 +1,8 @@
 """How the stub's joints move toward a ``setAngles`` target: the motion profiles.
 
 - ``"linear"``: every joint at ``fractionMaxSpeed`` x its maximum speed from the
-  first cycle to the last, starting, stopping and turning at once (the stub's
-  historical motion; the library's motion check models exactly this).
+  first cycle to the last, starting, stopping and turning at once (the simplest
+  motion; the library's constant-speed timing models exactly this).
 - ``"smooth"``: like ALMotion is documented to move ("smooth in position and
   continuous in velocity", also under contradictory commands): each joint
   accelerates at its limit acceleration up to a peak speed of
@@ -43,8 +43,8 @@ import os
 
 #: The motion profiles (:mod:`sim_stub.profiles`).
 PROFILES = ("linear", "smooth", "synchronised")
-#: The profile a stub gets when none is given and NAO_IK_STUB_PROFILE is not set.
-DEFAULT_PROFILE = "linear"
+#: The profile a stub gets when none is given and NAO_IK_STUB_PROFILE is not set: ALMotion's documented motion.
+DEFAULT_PROFILE = "smooth"
 #: The environment variable that overrides :data:`DEFAULT_PROFILE`.
 PROFILE_ENV = "NAO_IK_STUB_PROFILE"
 #: Seconds a joint takes from rest to its maximum speed (fractionMaxSpeed 1): its limit acceleration is
