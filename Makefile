@@ -36,11 +36,13 @@ test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
-# The long variant of the reliability tests: 2000 examples per property, 20,000 hostile calls
-# over qi and a one-minute load run with 4 client processes.
+# The long variant of the reliability tests: 2000 examples per property, 60 reaches near the body per
+# motion profile, 20,000 hostile calls over qi (6,000 to the arm methods) and a one-minute load run with
+# 4 client processes.
 soak: $(STAMP)
-	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py
-	NAO_IK_HOSTILE_CALLS=20000 $(BIN)/python -m pytest -q tests/test_hostile.py
+	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py tests/test_round_trips.py
+	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/test_hostile.py \
+		tests/test_hostile_arms.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
 
 report: $(STAMP)

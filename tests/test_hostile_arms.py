@@ -3,6 +3,7 @@
 checked after every call."""
 
 import math
+import os
 import random
 from collections import Counter
 
@@ -14,8 +15,8 @@ from tests import report
 from tests.qi_fixtures import Stack
 from tests.test_hostile import HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
-#: Calls per stub motion profile.
-CALLS = 500
+#: Calls per stub motion profile (``make soak``: 2,000).
+CALLS = int(os.environ.get("NAO_IK_HOSTILE_ARM_CALLS", "300"))
 #: grasp waits for the robot at every step: only with a hostile argument here (its runs are in test_service_arms).
 SLOW = {"grasp", "graspWithSpeed"}
 WORDS = (*REFUSAL_WORDS, "frame", "approach", "left", "right", "opening")
