@@ -58,11 +58,12 @@ def _names(arm: str) -> list:
 
 
 def _into_the_body(arm: str) -> list:
-    """A configuration deep in the body that the joint motion from the stub's stand posture meets."""
+    """A configuration deep in the torso (by the library's model: its deepest of a seeded sample) that the joint
+    motion from the stub's stand posture meets."""
     m = arm_model(arm)
     q = random_configurations(m, 3000, np.random.default_rng(4), 0.0)
-    dist, _ = clearance_batch(m, q)
-    return q[np.argmin(dist)].tolist()
+    dist, part = clearance_batch(m, q)
+    return q[np.argmin(np.where(part == NAMES.index("torso"), dist, np.inf))].tolist()
 
 
 def _follow(m: StubMotion, clock: FakeClock, seconds: float, check) -> None:
