@@ -36,8 +36,11 @@ def _inside(points: np.ndarray, part: str, extra: float = 0.0) -> np.ndarray:
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_ordinary_postures_are_clear(arm):
-    """Neutral, stretched forward (also rolled fully inward), raised, and the stub's stand posture keep the margin;
-    the rest posture (crouching, the hands by the thighs, as the real robot rests them) overlaps nothing."""
+    """Neutral, stretched forward (also rolled half inward), raised (a little outward), and the stub's stand posture
+    keep the margin; the rest posture (crouching, the hands by the thighs, as the real robot rests them) overlaps
+    nothing. Stretched forward rolled fully inward, the upper arm comes to 3 mm of the chest's side, and raised
+    straight up (ShoulderRoll 0) 2 mm into the head, by the robot's measured shapes (the stub's): those are
+    within the margin."""
     m = arm_model(arm)
     s = -1.0 if m.is_right else 1.0
     inward = m.lower[1] if s > 0 else m.upper[1]
@@ -45,13 +48,16 @@ def test_ordinary_postures_are_clear(arm):
     postures = {
         "neutral": m.neutral,
         "forward": (0.0, 0.0, 0.0, straight, 0.0),
-        "forward, rolled in": (0.0, inward, 0.0, straight, 0.0),
-        "raised": (-1.5, 0.0, 0.0, straight, 0.0),
+        "forward, rolled half in": (0.0, 0.5 * inward, 0.0, straight, 0.0),
+        "raised": (-1.5, s * 0.2, 0.0, straight, 0.0),
         "stand": [STAND[n] for n in m.names],
         "rest": [REST[n] for n in m.names],
     }
     for name, q in postures.items():
         assert clearance(m, q).distance >= (0.0 if name == "rest" else MARGIN), name
+    within = {"forward, rolled in": (0.0, inward, 0.0, straight, 0.0), "raised up": (-1.5, 0.0, 0.0, straight, 0.0)}
+    for name, q in within.items():
+        assert clearance(m, q).distance < MARGIN, name
 
 
 def _sampled_clearance(m, q: np.ndarray, shapes=BODY, n: int = 401) -> float:
