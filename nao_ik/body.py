@@ -8,8 +8,8 @@ rows, so a Capsule equals its row), :data:`BODY`, :func:`body`, :func:`thigh`, :
 Every shape is a capsule (a segment swept by a sphere; a sphere is a capsule
 of zero length), FRAME_TORSO, metres. The safety margin: an arm is clear of
 the body when every link's capsule is at least :data:`MARGIN` (library) from
-every body part; ALMotion's stand-in (``sim_stub``) checks the same shapes
-with the smaller :data:`STUB_MARGIN`, so what the library commands never trips it.
+every body part; ALMotion's stand-in (``sim_stub``) checks shapes of its own
+with the smaller :data:`STUB_MARGIN`, and these are sized so that what the library commands does not trip it.
 """
 
 from __future__ import annotations

@@ -31,9 +31,12 @@ Sources of the numbers:
   head, the hips and thighs).
 
 The safety margin: an arm is clear of the body when every link's capsule is
-at least :data:`MARGIN` (library) from every body part; ALMotion's stand-in
-(``sim_stub``) checks the same shapes with the smaller :data:`STUB_MARGIN`,
-so what the library commands never trips it.
+at least :data:`MARGIN` (library) from every body part. ALMotion's stand-in
+(``sim_stub``) checks shapes of its own (the real robot's measured surface)
+with the smaller :data:`STUB_MARGIN`; the shapes here are sized so that
+wherever the stub's arm comes within STUB_MARGIN of its body, the library's
+clearance is under MARGIN (``tests/test_stub_protection.py``): what the
+library commands does not trip it.
 
 Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
 """
@@ -58,8 +61,20 @@ TORSO_X = -0.004
 #: HipPitch and KneePitch of the standing posture (ALRobotPosture "Stand", as the stub's STAND).
 STAND_HIP_PITCH = -0.45
 
-#: The thigh's radius: the thigh mesh is 102 x 96 mm across.
-THIGH_RADIUS = 0.045
+#: The thigh's radius: the thigh mesh is 102 x 96 mm across, half of 102 (the stub's thigh, a box x -45..51.9,
+#: y -44..49.4 about the hip-knee line, rounding 30, reaches 59 from that line at its corners, NAO_ARM.md's "knee
+#: radius 58-59"; 50 keeps the library's clearance under its margin wherever the stub's is under its own).
+THIGH_RADIUS = 0.050
+#: The pelvis (the stub's pelvis: the mesh, x -59.4..23.9 about the hip joints, z -100.3..-41.7): the hips' capsule
+#: across between the hip joints is centred at the mesh's middle in x, its radius 42 reaching x -59.75 behind.
+PELVIS_X, PELVIS_RADIUS = -0.01775, 0.042
+#: The chest's sides (NAO_ARM.md gives no width; the stub's "chest sides", the mesh's: x -43.1..45.6, y +-65.4,
+#: z 23.6..93.9, a box rounded by 15, its flat core z 38.6..78.9), which an upper arm hanging or rolled in meets
+#: and the torso's capsule (y +-58) misses: a vertical capsule each side, at the box's middle in x, from z 39 to 79,
+#: y +-40, radius 28: it reaches y +-68, 2.6 mm past the mesh (the upper arm's capsule runs to the elbow, 15 mm off
+#: the real upper arm's axis, so its inner side lies up to 7 mm outside the real arm's). Left side; the right
+#: mirrors y.
+CHEST_SIDE, CHEST_SIDE_Z, CHEST_SIDE_RADIUS = (0.002, 0.040), (0.039, 0.079), 0.028
 
 #: How far the upper arm's shell reaches behind the shoulder joint, along the arm: its root, the shoulder
 #: housing (NAO_ARM.md, "The real robot's shape": the upper arm's capsule runs from 42 mm behind to 96 mm
@@ -108,9 +123,11 @@ def thigh_row(side, hip_pitch=STAND_HIP_PITCH):
 
 
 #: The head (NAO_ARM.md, "The real robot's shape"): a capsule of HEAD_RADIUS across the head's y axis,
-#: +-HEAD_HALF (the mesh is +-66.5 mm wide), its centre HEAD_ABOVE the neck joint (z 181.5 mm at rest); it
-#: turns with HeadYaw and HeadPitch about the neck (HeadPitch +0.51 brings the face about 27 mm forward).
-HEAD_RADIUS, HEAD_HALF, HEAD_ABOVE = 0.050, 0.0165, 0.055
+#: +-HEAD_HALF, its centre HEAD_ABOVE the neck joint (z 181.5 mm at rest); it turns with HeadYaw and HeadPitch
+#: about the neck (HeadPitch +0.51 brings the face about 27 mm forward). It contains the stub's head (radius 62.5
+#: from y -13.5 to 13.5, x 0.5, 55 above the neck: the mesh runs x -60.3..58.0 and -2.7..112.9 above the neck,
+#: +-66.5 wide, which the simulator's r 50 capsule does not hold): radius 63 (62.5 and the 0.5 in x), +-13.5.
+HEAD_RADIUS, HEAD_HALF, HEAD_ABOVE = 0.063, 0.0135, 0.055
 #: HeadPitch's range (the robot's limits, -38.5 to 29.5 degrees).
 HEAD_PITCH_RANGE = (-0.6720, 0.5149)
 
@@ -143,13 +160,15 @@ def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, h
       centres from z -15 to +125 mm (the Webots NAO's torso primitive: radius
       55 over the same span): x +-58 mm (the chest front at the sternum is at
       56-58 mm, the back at -52.5), y +-58 mm, a waist 37 mm wide at z -60
-      (the robot's: 36-48). The shoulder housings, which stick out beyond it,
-      are the upper arms' roots (:data:`LINK_ROWS`, SHOULDER_BACK): the other
-      arm's links are part of the body.
+      (the robot's: 36-48); and the chest's sides, a vertical capsule each
+      side (CHEST_SIDE: y +-68 from z 39 to 79, the chest being 131 mm wide
+      there). The shoulder housings, which stick out beyond it, are the upper
+      arms' roots (:data:`LINK_ROWS`, SHOULDER_BACK): the other arm's links
+      are part of the body.
     - head: :func:`head_row` at (HeadYaw, HeadPitch) ``head``, or holding
       every head posture where ``head`` is None.
     - hips: the pelvis as a capsule across between the two hip joints,
-      radius 40 mm (pelvis mesh 61 x 65 mm across).
+      PELVIS_X behind them, radius PELVIS_RADIUS (pelvis mesh x -59.4..23.9).
     - thighs: :func:`thigh_row` of each leg.
 
     Args:
@@ -157,12 +176,15 @@ def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, h
         head: (HeadYaw, HeadPitch), radians; None: not known (every head posture).
 
     Returns:
-        Five rows: torso, head, hips, left thigh, right thigh.
+        Seven rows: torso, the chest's left and right sides (part "torso"), head, hips, left thigh, right thigh.
     """
+    x, y = CHEST_SIDE
     return (
         ("torso", (0.0, 0.0, -0.015), (0.0, 0.0, 0.125), 0.058),
+        ("torso", (x, y, CHEST_SIDE_Z[0]), (x, y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
+        ("torso", (x, -y, CHEST_SIDE_Z[0]), (x, -y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
         head_row(head),
-        ("hips", (TORSO_X, -HIP_Y, HIP_Z), (TORSO_X, HIP_Y, HIP_Z), 0.040),
+        ("hips", (PELVIS_X, -HIP_Y, HIP_Z), (PELVIS_X, HIP_Y, HIP_Z), PELVIS_RADIUS),
         thigh_row(1.0, left_hip_pitch),
         thigh_row(-1.0, right_hip_pitch),
     )

@@ -308,7 +308,8 @@ class StubMotion:
             return self._protect[arm]
 
     def isCollision(self, pChainName: Any) -> str:
-        """``"none"``, ``"near"`` or ``"collision"`` for ``"LArm"`` or ``"RArm"``, from where the arm is.
+        """``"none"``, ``"near"`` or ``"collision"`` for ``"LArm"`` or ``"RArm"``, from where the arm is (and the
+        other arm, the head and the legs).
 
         "collision": the protection is bending the arm's motion, or the arm is within its hold distance of
         the body or the other arm; "near": within 30 mm beyond the protection's margin; else "none"
@@ -317,7 +318,7 @@ class StubMotion:
         (arm,) = self._protected_chains(pChainName, ("LArm", "RArm"))
         with self._lock:
             self._advance()
-            answer, _, _ = protection.state(arm, self._arm(arm), self._arm(_other(arm)))
+            answer, _, _ = protection.state(arm, self._arm(arm), self._arm(_other(arm)), self._sensed)
             return "collision" if self._bending[arm] is not None else answer
 
     def getCollisionStops(self) -> list[dict]:
@@ -354,14 +355,15 @@ class StubMotion:
 
     @_private
     def _protect_arm(self, arm: str, proposed: dict[str, tuple[float, bool]], now: float) -> None:
-        """Let the protection bend this cycle's step of one arm; apply it; record it; hold an arm it stalls."""
+        """Let the protection bend this cycle's step of one arm (the head and legs where they are now: the cycle's
+        other joints moved first); apply it; record it; hold an arm it stalls."""
         names = CHAINS[arm][:5]
         start = self._arm(arm)
         step = [proposed[j][0] - q if j in proposed else 0.0 for j, q in zip(names, start)]
         lower = [self._joints[j].lower for j in names]
         upper = [self._joints[j].upper for j in names]
         free = [j in proposed for j in names]
-        taken, part = protection.bend(arm, start, step, self._arm(_other(arm)), lower, upper, free)
+        taken, part = protection.bend(arm, start, step, self._arm(_other(arm)), lower, upper, free, self._sensed)
         record = self._bending[arm]
         if part is None:
             for j in names:

@@ -14,32 +14,27 @@ the same with its own shapes, each control cycle an arm moves (:func:`bend`):
   halved until it holds (at worst: no step). What is left of the step slides
   the arm along the part.
 
-The body: the library's capsules (:data:`nao_ik.body.BODY`) and arm links
-(:data:`nao_ik.body.LINKS`) with the stub's smaller :data:`MARGIN`, measured
-by sampling points along each link (an independent distance function, not
-nao-ik's :mod:`nao_ik.collision`; SAMPLES points per link: it overestimates the
-distance by under 0.2 mm where the link is clear of the part, up to about 1 mm
-deep inside it). The other arm: the stub's own shapes of both arms
-(:mod:`sim_stub.shapes`), exact capsule distances.
+Every shape is the stub's own, independent of nao-ik's body model: the body's
+(:mod:`sim_stub.body_shapes`: torso, shoulder housings, the head at its
+HeadYaw/HeadPitch, the pelvis and thighs at the legs' hip joints; the real
+robot's measured surface) against the arm's (:data:`sim_stub.shapes.ARM_SHAPES`),
+and both arms' shapes for the other arm (:func:`sim_stub.shapes.arms_gap`);
+exact distances. The head and legs are where ``posture`` (joint name -> angle)
+puts them, standing (:data:`sim_stub.body.STAND`) where it is not given.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from nao_ik.body import BODY, LINKS, STUB_MARGIN
-from nao_ik.collision import link_points
-from nao_ik.model import arm_model
-
+from . import body_shapes
 from .shapes import arms_gap
 
-#: Points sampled along each link (both ends included).
-SAMPLES = 12
 #: The clearance the protection keeps (metres): it never lets an arm move within it (nor deeper into it).
-MARGIN = STUB_MARGIN
+MARGIN = 0.005
 #: Where a bent step aims: the linearised gap stays at least MARGIN + 1 mm, room for the linearisation's error.
 FLOOR = MARGIN + 0.001
 #: How much a bent step of an arm already within FLOOR of a part must move it away (linearised), metres.
@@ -51,79 +46,61 @@ REACH = 0.30
 #: The part name of the other arm in the protection's records.
 OTHER_ARM = "other arm"
 #: The body's parts, then the other arm: the keys of :func:`gaps`.
-BODY_PARTS = tuple(dict.fromkeys(c.part for c in BODY))
+BODY_PARTS = body_shapes.PARTS
 PARTS = BODY_PARTS + (OTHER_ARM,)
 
-# The body's capsule axes (start a, direction d, 1/|d|^2 or 0 for a sphere), radii and parts; the links'.
-_A = np.array([c.a for c in BODY], dtype=float)
-_D = np.array([c.b for c in BODY], dtype=float) - _A
-_DD = np.einsum("ij,ij->i", _D, _D)
-_INV = np.divide(1.0, _DD, out=np.zeros_like(_DD), where=_DD > 0.0)
-_RADII = np.array([c.radius for c in BODY], dtype=float)
-_PARTS = [c.part for c in BODY]
-_PART_OF = np.array([BODY_PARTS.index(p) for p in _PARTS])
-_U = np.linspace(0.0, 1.0, SAMPLES)[None, :, None]
-_SKIP = np.array([ln.skip for ln in LINKS], dtype=float)[:, None]
-_LINK_RADII = np.array([ln.radius for ln in LINKS], dtype=float)[:, None]
-_MODELS = {arm: arm_model(arm) for arm in ("LArm", "RArm")}
-_OTHER = {"LArm": "RArm", "RArm": "LArm"}
+Posture = Mapping[str, float]
 
 
-def _body_gaps(arm: str, angles: Sequence[float]) -> np.ndarray:
-    """The gap of every link to every body capsule, metres: (link, capsule)."""
-    pts = link_points(_MODELS[arm], [float(a) for a in angles])
-    p = np.array([pts[ln.start] for ln in LINKS], dtype=float)
-    e = np.array([pts[ln.end] for ln in LINKS], dtype=float)
-    p = p + _SKIP * (e - p)
-    rel = (p[:, None, :] + _U * (e - p)[:, None, :])[:, :, None, :] - _A  # (link, sample, capsule, xyz)
-    w = np.clip(np.einsum("lscj,cj->lsc", rel, _D) * _INV, 0.0, 1.0)
-    return np.linalg.norm(rel - w[..., None] * _D, axis=3).min(axis=1) - _RADII - _LINK_RADII
-
-
-def arm_clearance(arm: str, angles: Sequence[float]) -> tuple[float, str]:
-    """(distance of the arm's links to the body, metres (negative: overlap); the nearest part).
-
-    Every link's samples against every capsule at once (the stub runs this each control cycle an arm
-    moves, inside the ALMotion calls the service waits for).
+def arm_clearance(arm: str, angles: Sequence[float], posture: Posture | None = None) -> tuple[float, str]:
+    """(distance of the arm's shapes to the body, metres (negative: overlap); the nearest part).
 
     Args:
         arm: ``"LArm"`` or ``"RArm"``.
         angles: the arm's five joint angles.
+        posture: the head's and legs' joints (joint name -> angle, radians; None: standing).
     """
-    gap = _body_gaps(arm, angles)
-    k = int(np.argmin(gap))  # the first smallest, links then capsules in order
-    return float(gap.flat[k]), _PARTS[k % len(_PARTS)]
+    per_part = body_shapes.part_gaps(arm, angles, posture)
+    k = min(range(len(per_part)), key=per_part.__getitem__)  # the first smallest, in the order of BODY_PARTS
+    return per_part[k], BODY_PARTS[k]
 
 
-def collides(arm: str, angles: Sequence[float]) -> tuple[bool, str]:
+def collides(arm: str, angles: Sequence[float], posture: Posture | None = None) -> tuple[bool, str]:
     """(True if the arm comes within MARGIN of the body, the part)."""
-    gap, part = arm_clearance(arm, angles)
+    gap, part = arm_clearance(arm, angles, posture)
     return gap < MARGIN, part
 
 
-def gaps(arm: str, angles: Sequence[float], other: Sequence[float] | None, exact: bool = True) -> dict[str, float]:
+def gaps(
+    arm: str,
+    angles: Sequence[float],
+    other: Sequence[float] | None,
+    exact: bool = True,
+    posture: Posture | None = None,
+) -> dict[str, float]:
     """The arm's gap to each body part and to the other arm (at ``other``; None: no other arm), metres.
 
+    Every gap under :data:`sim_stub.body_shapes.CAP` is exact; a larger one may be a lower bound.
     ``exact=False``: where the boxes around the two arms are more than NEAR apart, the other arm's entry
     is the boxes' distance (never more than the gap), which is cheaper.
     """
-    per_capsule = _body_gaps(arm, angles).min(axis=0)
-    out = {p: math.inf for p in PARTS}
-    for k, g in zip(_PART_OF, per_capsule):
-        out[BODY_PARTS[k]] = min(out[BODY_PARTS[k]], float(g))
+    out = dict(zip(BODY_PARTS, body_shapes.part_gaps(arm, angles, posture)))
+    out[OTHER_ARM] = math.inf
     if other is not None:
         left, right = (angles, other) if arm == "LArm" else (other, angles)
         out[OTHER_ARM] = arms_gap(left, right, math.inf if exact else NEAR)
     return out
 
 
-def state(arm: str, angles: Sequence[float], other: Sequence[float] | None) -> tuple[str, float, str]:
+def state(
+    arm: str, angles: Sequence[float], other: Sequence[float] | None, posture: Posture | None = None
+) -> tuple[str, float, str]:
     """(``isCollision``'s answer for the arm, its smallest gap, the part), from the gaps alone.
 
     "collision": within FLOOR (+ 0.1 mm) of a part, where the protection holds an arm it bends;
     "near": within MARGIN + NEAR; else "none".
     """
-    g = gaps(arm, angles, other)
+    g = gaps(arm, angles, other, posture=posture)
     part = min(g, key=g.__getitem__)
     gap = g[part]
     return ("collision" if gap < FLOOR + 1e-4 else "near" if gap < MARGIN + NEAR else "none"), gap, part
@@ -156,6 +133,7 @@ def bend(
     lower: Sequence[float],
     upper: Sequence[float],
     free: Sequence[bool] | None = None,
+    posture: Posture | None = None,
 ) -> tuple[np.ndarray, str | None]:
     """One control cycle of the protection for one arm: (the step it lets the arm take, the part it bent it
     for, or None if it let the step through).
@@ -168,21 +146,22 @@ def bend(
         lower, upper: the five joints' limits (a bent step stays within them).
         free: which joints the protection may change (default all): the moving ones; a joint at rest
             stays at rest.
+        posture: the head's and legs' joints (joint name -> angle, radians; None: standing).
     """
     q0 = np.asarray(start, dtype=float)
     dq = np.asarray(step, dtype=float)
-    after = gaps(arm, q0 + dq, other, exact=False)
+    after = gaps(arm, q0 + dq, other, exact=False, posture=posture)
     if all(g >= MARGIN for g in after.values()):
         return dq, None
-    g0 = gaps(arm, q0, other)
-    after = gaps(arm, q0 + dq, other)
+    g0 = gaps(arm, q0, other, posture=posture)
+    after = gaps(arm, q0 + dq, other, posture=posture)
     if all(after[p] >= min(g0[p], MARGIN) for p in PARTS):  # out of an overlap, or not deeper into it
         return dq, None
     reach = REACH * math.sqrt(len(dq)) * float(np.linalg.norm(dq))
     near = [p for p in PARTS if g0[p] - reach < FLOOR]
     mask = np.ones(len(dq)) if free is None else np.array([1.0 if f else 0.0 for f in free])
     h = 1e-6
-    probes = [gaps(arm, q0 + h * np.eye(len(dq))[i], other) if mask[i] else g0 for i in range(len(dq))]
+    probes = [gaps(arm, q0 + h * np.eye(len(dq))[i], other, posture=posture) if mask[i] else g0 for i in range(len(dq))]
     rows, bounds, names = [], [], []
     for p in near:
         n = np.array([(probe[p] - g0[p]) / h for probe in probes]) * mask
@@ -201,7 +180,7 @@ def bend(
         x, lam = _nearest(dq, rows, bounds)
         x = np.clip(x, np.minimum(lo, 0.0), np.maximum(hi, 0.0))
     for _ in range(10):  # the linearisation checked on the real gaps
-        got = gaps(arm, q0 + x, other)
+        got = gaps(arm, q0 + x, other, posture=posture)
         if all(got[p] >= min(g0[p], MARGIN) for p in PARTS):
             break
         x = x / 2.0

@@ -1,7 +1,8 @@
-"""The stub's own shapes of NAO's arms, for its arm-against-arm protection.
+"""The stub's own shapes of NAO's arms and its own kinematics, for its collision protection.
 
 Independent of the library: its own forward kinematics (the chain of
-NAO_ARM.md's geometry table, written out here) and its own capsules, sized
+NAO_ARM.md's geometry table, written out here; the head's and legs' frames too,
+where :mod:`sim_stub.body_shapes` hangs the body's shapes) and its own capsules, sized
 after the real robot's arm (NAO_ARM.md, "The real robot's shape": numbers
 measured from the collision primitives and meshes of Cyberbotics' Webots
 NAO; no file copied). Millimetres below, metres in the code; left arm (the
@@ -17,7 +18,8 @@ right mirrors y).
   thickness.
 
 The library keeps its own arm links (:data:`nao_ik.body.LINKS`); a test
-against the stub checks the library's model against these.
+against the stub checks the library's model against these (and against
+:mod:`sim_stub.body_shapes`, the stub's body).
 """
 
 from __future__ import annotations
@@ -96,6 +98,55 @@ def frames(arm: str, q: Sequence[float]) -> list[tuple[Vec, Rot]]:
     r_wr = _mul(r_el, _rx(q[4]))
     hand = _point(wrist, r_wr, HAND_X, 0.0, HAND_Z)
     return [(shoulder, r_sh), (elbow, r_el), (wrist, r_wr), (hand, r_wr)]
+
+
+# The head and the legs (Aldebaran's published NAO H25 link lengths, as the ros-naoqi URDF of NAO V5 has them; not
+# in NAO_ARM.md's table, which covers the arms), metres: the neck (HeadYaw, then HeadPitch) 126.5 mm above the
+# torso origin; each hip (HipYawPitch, then HipRoll, then HipPitch) 50 mm to the side and 85 mm below it; the
+# knee 100 mm below the hip along the thigh. HipYawPitch turns about (0, 1, -1)/sqrt(2) on the left and
+# (0, 1, 1)/sqrt(2) on the right (both legs' axes point up and inward at 45 degrees).
+NECK_Z = 0.1265
+HIP_Y, HIP_Z = 0.050, -0.085
+THIGH = 0.100
+_HALF_SQRT2 = math.sqrt(0.5)
+
+
+def _axis(u: Vec, a: float) -> Rot:
+    """The rotation by ``a`` about the unit axis ``u`` (Rodrigues)."""
+    x, y, z = u
+    c, s = math.cos(a), math.sin(a)
+    k = 1.0 - c
+    return (
+        c + x * x * k, x * y * k - z * s, x * z * k + y * s,
+        y * x * k + z * s, c + y * y * k, y * z * k - x * s,
+        z * x * k - y * s, z * y * k + x * s, c + z * z * k,
+    )  # fmt: skip
+
+
+def head_frame(yaw: float, pitch: float) -> tuple[Vec, Rot]:
+    """(origin, rotation) of the head (the HeadPitch frame) at HeadYaw ``yaw``, HeadPitch ``pitch``, FRAME_TORSO:
+    the neck at (0, 0, 126.5) mm, HeadYaw about z then HeadPitch about y."""
+    return (0.0, 0.0, NECK_Z), _mul(_rz(yaw), _ry(pitch))
+
+
+def pelvis_frame(leg: str, hip_yaw_pitch: float) -> tuple[Vec, Rot]:
+    """(origin, rotation) of a leg's HipYawPitch link (``leg`` "LLeg" or "RLeg"), FRAME_TORSO: the hip at
+    (0, +-50, -85) mm, turned about the leg's HipYawPitch axis."""
+    side = 1.0 if leg == "LLeg" else -1.0
+    return (0.0, side * HIP_Y, HIP_Z), _axis((0.0, _HALF_SQRT2, -side * _HALF_SQRT2), hip_yaw_pitch)
+
+
+def thigh_frame(leg: str, hip_yaw_pitch: float, hip_roll: float, hip_pitch: float) -> tuple[Vec, Rot]:
+    """(origin, rotation) of a leg's thigh (the HipPitch frame), FRAME_TORSO: the pelvis frame, then HipRoll
+    about x and HipPitch about y; the knee is at (0, 0, -100) mm in it."""
+    origin, r = pelvis_frame(leg, hip_yaw_pitch)
+    return origin, _mul(_mul(r, _rx(hip_roll)), _ry(hip_pitch))
+
+
+def knee_point(leg: str, hip_yaw_pitch: float, hip_roll: float, hip_pitch: float) -> Vec:
+    """The knee (KneePitch joint) of ``leg``, FRAME_TORSO (the stub's own kinematics)."""
+    origin, r = thigh_frame(leg, hip_yaw_pitch, hip_roll, hip_pitch)
+    return _point(origin, r, 0.0, 0.0, -THIGH)
 
 
 def hand_point(arm: str, q: Sequence[float]) -> Vec:
