@@ -75,10 +75,13 @@ def test_grasp_steps_in_order_and_ends_closed_at_the_target(awake):
     assert [s["step"] for s in r["steps"]] == ["preGrasp", "open", "approach", "close", "lift"]
     sent = awake.moves()[before:]
     kinds = ["hand" if c["names"] == ["LHand"] else "arm" for c in sent]
-    assert kinds == ["arm", "hand", "arm", "hand", "arm"]
+    # An arm step near the body may go in legs (several arm commands in a row): each step ends at its posture.
+    steps = [k for i, k in enumerate(kinds) if i + 1 == len(kinds) or kinds[i + 1] != k]
+    ends = [c for i, c in enumerate(sent) if i + 1 == len(sent) or kinds[i + 1] != kinds[i]]
+    assert steps == ["arm", "hand", "arm", "hand", "arm"], kinds
     assert [c["angles"] for c in sent if c["names"] == ["LHand"]] == [[1.0], [0.0]]
     model = arm_model("LArm")
-    pre, at, lift = (nao_ik.forward(c["angles"], model) for c in sent if c["names"] != ["LHand"])
+    pre, at, lift = (nao_ik.forward(c["angles"], model) for c in ends if c["names"] != ["LHand"])
     np.testing.assert_allclose(pre, target - [APPROACH_DISTANCE, 0, 0], atol=1e-4)
     np.testing.assert_allclose(at, target, atol=1e-4)  # where the hand closed
     np.testing.assert_allclose(lift, target + [0, 0, LIFT], atol=1e-4)
