@@ -16,7 +16,7 @@ from tests.qi_fixtures import Stack
 from tests.test_hostile import HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
 #: Calls per stub motion profile (``make soak``: 2,000).
-CALLS = int(os.environ.get("NAO_IK_HOSTILE_ARM_CALLS", "300"))
+CALLS = int(os.environ.get("NAO_IK_HOSTILE_ARM_CALLS", "200"))
 #: grasp waits for the robot at every step: only with a hostile argument here (its runs are in test_service_arms).
 SLOW = {"grasp", "graspWithSpeed"}
 WORDS = (*REFUSAL_WORDS, "frame", "approach", "left", "right", "opening")
@@ -80,7 +80,7 @@ def test_hostile_calls_to_the_arm_methods(awake):
             outcomes["answered"] += 1
         assert awake.stub.getViolations() == [], (name, args)
         calls[name] += 1
-    assert set(calls) == set(ARM_SPECS) and outcomes["answered"] > 30 and outcomes["refused"] > 30
+    assert set(calls) == set(ARM_SPECS) and outcomes["answered"] > 10 and outcomes["refused"] > 10
     stops = awake.stub.getCollisionStops()
     report.lines.append(
         f"hostile calls to ARM_SPECS methods: {CALLS} calls to {len(calls)} methods ({outcomes['answered']} answered, "

@@ -145,7 +145,8 @@ def test_a_path_over_its_compute_budget_is_refused_at_the_budget_and_sends_nothi
         fut.wait(20000)
         took = time.monotonic() - t0
         assert fut.hasError() and "computing the path took longer than its budget" in fut.error(), fut.error()
-        assert "nothing sent" in fut.error() and 3.0 <= took < 4.0, took
+        # Refused at the first point computed past the budget (a point takes 0.2 s here, more on a busy machine).
+        assert "nothing sent" in fut.error() and 3.0 <= took < 6.0, took
         assert s.moves() == []
         report.lines.append(f"500-point jacobian-transpose path, budget 3 s to its first command: refused after "
                             f"{took:.2f} s, 0 commands")  # fmt: skip

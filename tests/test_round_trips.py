@@ -11,7 +11,7 @@ from sim_stub.profiles import PROFILES
 from tests.qi_fixtures import Stack
 
 #: Reaches per stub motion profile in the tests near the body (``make soak``: 60).
-REACHES = 60 if os.environ.get("NAO_IK_SOAK") else 12
+REACHES = 60 if os.environ.get("NAO_IK_SOAK") else 8
 
 LATENCY = 0.01  # s: a slow robot link (a round trip dwarfs a solve), still quicker than MAX_AGE
 
