@@ -470,7 +470,7 @@ class NaoArmIK:
             raise RuntimeError(f"{what} produced a non-finite angle; nothing sent")
         safe = list(model.clamp(angles))
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
-        change = max(abs(q - q0) for q, q0 in zip(safe, start))
+        change = _apart(safe, start)
         seconds = move_seconds(model, start, safe, speed)
         if model.body:
             model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what)
@@ -479,7 +479,7 @@ class NaoArmIK:
                     why = f"collision: {near.part}" if route is None else route.reason
                     raise RuntimeError(f"{what}: {why}; nothing sent")
                 return safe, clamped, change, seconds, []
-            change = max(abs(q - q0) for q, q0 in zip(safe, start))
+            change = _apart(safe, start)
             seconds = max(move_seconds(model, start, safe, speed), route.seconds)
         else:
             route, way = None, None
@@ -579,7 +579,7 @@ class NaoArmIK:
         """The arm's way from its reading ``start`` toward its last command; None when it is still there."""
         aim = self._aim.get(model.arm)
         # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm up to 12 mm).
-        if aim is None or max(abs(a - b) for a, b in zip(aim, start)) <= 1e-9:
+        if aim is None or _apart(aim, start) <= 1e-9:
             return None
         return _Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0))
 
@@ -594,10 +594,10 @@ class NaoArmIK:
         last, still = None, 0
         while True:
             now, _ = self._sensed.read(names, _left(end), fresh=True)
-            if aim is None or max(abs(a - b) for a, b in zip(now, aim)) <= ARRIVED:
+            if aim is None or _apart(now, aim) <= ARRIVED:
                 break
             # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
-            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            still = _still_for(still, now, last)
             if still >= 2:
                 break
             last = now
@@ -622,9 +622,9 @@ class NaoArmIK:
         """
         last, still = None, 0
         while True:
-            now, _, reading = self._sensed.read_timed(list(model.names), _left(end), fresh=True)
-            off = max(abs(a - b) for a, b in zip(now, via))
-            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            now, _ = self._sensed.read(list(model.names), _left(end), fresh=True)
+            off = _apart(now, via)
+            still = _still_for(still, now, last)
             if still and off <= ARRIVED or still >= 2 and off <= SAG:
                 return _Way(list(now), list(now), speed)
             if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
@@ -747,15 +747,20 @@ class NaoArmIK:
 
     @_private
     def _path_extra(self, a: dict) -> float:
-        """A path's budget beyond the call's: to compute it, then a call's budget and each point's cycle to send it."""
-        return len(a["points"]) * (self._path_compute + PATH_POINT_BUDGET) + self._budget
+        """A path's budget beyond the call's: to compute it, then :meth:`_path_sending`."""
+        return len(a["points"]) * self._path_compute + self._path_sending(a)
+
+    @_private
+    def _path_sending(self, a: dict) -> float:
+        """A path's budget from its first command: a call's budget and each point's cycle."""
+        return self._budget + len(a["points"]) * PATH_POINT_BUDGET
 
     @_private
     def _track(self, arm: str, a: dict, job: Job, end: float) -> dict:
         name = resolve_method(DEFAULT_METHOD if a["method"] == "" else a["method"])
         speed = a.get("fractionMaxSpeed", self._speed)
         channel = self._arms[arm]
-        first = end - self._budget - len(a["points"]) * PATH_POINT_BUDGET  # the first command's deadline
+        first = end - self._path_sending(a)  # the first command's deadline
 
         def check(k: int) -> None:
             """While the path is computed: its stop request and its budget end the computation."""
@@ -811,7 +816,7 @@ class NaoArmIK:
                 way = self._arrive(model, safe[0], job, end, speed)
                 if way is None:
                     blocked = (1, job.reason)
-                elif max(abs(a - b) for a, b in zip(way.reading, safe[0])) > ARRIVED:
+                elif _apart(way.reading, safe[0]) > ARRIVED:
                     # Stopped short of the first point (a sagging joint): the stream is checked from there.
                     again = self._path_blocked(model, way.reading, safe, speed, None, False, check)
                     if again is not None and (blocked is None or again[0] < blocked[0]):
@@ -895,7 +900,7 @@ class NaoArmIK:
         if model.body:
             seen = other.clamp(current[5:10])
             aim = self._aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
-            moving = aim is not None and max(abs(a - b) for a, b in zip(aim, seen)) > 1e-9
+            moving = aim is not None and _apart(aim, seen) > 1e-9
             body = posture_body((current[10], current[11]), (other, seen), aim if moving else None,
                                 self._aim_speed.get(other.arm, 1.0), (current[12], current[13]))  # fmt: skip
             model = model._replace(body=body)
@@ -1209,7 +1214,7 @@ class NaoArmIK:
                         ways = [self._arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
                         if None in ways:
                             break  # a later call took an arm
-                        if any(max(abs(a - b) for a, b in zip(w.reading, q)) > ARRIVED
+                        if any(_apart(w.reading, q) > ARRIVED
                                for w, q in zip(ways, legs[k - 1])):  # fmt: skip
                             # An arm stopped short of the leg (a sagging joint): the next leg from where they are.
                             why = pair_reason(models[0], lq, models[1], rq, ways[0].reading, ways[1].reading)
@@ -1310,7 +1315,7 @@ class NaoArmIK:
                             safe, _, _, seconds, _ = self._command(
                                 model, step.angles, current, True, end, step.name, speed, job
                             )
-                            self._wait_arrival(list(model.names), safe, seconds, job, end)
+                            self._wait_arrival(list(model.names), safe, seconds, job, end, arm)
                             current = safe
                     except RuntimeError as e:
                         failed, reason = step.name, f"{step.name}: {e}"
@@ -1341,25 +1346,36 @@ class NaoArmIK:
         }
 
     @_private
-    def _wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float) -> None:
+    def _wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float,
+                      arm: str | None = None) -> None:  # fmt: skip
         """Wait until the sensed angles are at the command (1 mrad, or SAG once still), the job is stopped, or
-        time is up; an arm stopped short that the robot's protection holds raises :class:`RobotProtection`."""
+        time is up; an ``arm`` stopped short that the robot's protection holds raises :class:`RobotProtection`."""
         allowed = 2.0 * seconds + ARRIVAL_MARGIN
         limit = min(end, time.monotonic() + allowed)
         last, still = None, 0
         while True:
             now = self._motion.numbers("getAngles", names, True, count=len(names), budget=_left(end))
-            off = max(abs(a - b) for a, b in zip(now, angles))
-            still = still + 1 if last is not None and max(abs(a - b) for a, b in zip(now, last)) <= STILL else 0
+            off = _apart(now, angles)
+            still = _still_for(still, now, last)
             if off <= ARRIVAL_TOLERANCE or still >= 2 and off <= SAG:
                 return
-            if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0 and names[0][0] in "LR" and len(names) > 1:
-                self._protected(f"{names[0][0]}Arm", end, "on its way")
+            if arm is not None and still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
+                self._protected(arm, end, "on its way")
             last = now
             if job.stop.wait(CYCLE):
                 raise RuntimeError(job.reason)
             if time.monotonic() > limit:
                 raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")
+
+
+def _apart(a: Any, b: Any) -> float:
+    """How far apart two postures are: their largest joint difference (rad)."""
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+def _still_for(still: int, now: Any, last: Any) -> int:
+    """Readings in a row the arm has not moved (by more than STILL a cycle), counting ``now``."""
+    return still + 1 if last is not None and _apart(now, last) <= STILL else 0
 
 
 class RobotProtection(RuntimeError):

@@ -308,7 +308,7 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
 
     ik = NaoArmIK.__new__(NaoArmIK)
     ik._sensed = mocker.Mock()
-    ik._sensed.read_timed.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0, None)
+    ik._sensed.read.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0)
     ik._motion = mocker.Mock(timeout=1.0)
     ik._motion.call.return_value = "collision"
     with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
