@@ -29,7 +29,6 @@ import ast
 import datetime
 import multiprocessing
 import os
-import platform
 import re
 import sys
 import time
@@ -39,6 +38,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from . import api, body_data
+from .bench import machine
 from .body import LINKS, MARGIN
 from .collision import clearance_batch, link_points
 from .geometry.scalar_clearance import checker
@@ -114,20 +114,6 @@ def report(quick: bool, seed: int, out, command: str) -> None:
     print(file=out)
     print(f"The whole run took {time.perf_counter() - began:.0f} s (sections 3 and 4 in {JOBS} processes).",
           file=out, flush=True)  # fmt: skip
-
-
-def machine() -> str:
-    """The machine as a reader can check it: CPU model, cores, Python and numpy versions."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, numpy {np.__version__}"
 
 
 # ----------------------------------------------------------------------------------------------- 1. the model

@@ -164,7 +164,7 @@ def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequen
     Returns:
         One (postures, growth per joint in rad) per command.
     """
-    fastest = [j.max_velocity * fraction * cycle for j in model.joints]  # a joint's largest step in a cycle
+    over = overshoot(model, fraction)  # at most a joint's overshoot at full command speed
     out, done, reached, arrive, prev = [], 0.0, -1, [], list(base)
     for j, q in enumerate(path):
         done = max(done, j * cycle) + SLOWDOWN * seconds(model, prev, q, fraction)
@@ -175,7 +175,7 @@ def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequen
             reached += 1
         postures = ([list(base)] if reached < 0 else []) + [list(q) for q in path[max(reached, 0) : k + 1]]
         step = [max((abs(b[i] - a[i]) for a, b in zip(postures, postures[1:])), default=0.0) for i in range(5)]
-        grow = [min(s, f) * OVERSHOOT_CYCLES / 2.0 + tolerance for s, f in zip(step, fastest)]
+        grow = [min(s * OVERSHOOT_CYCLES / 2.0, o) + tolerance for s, o in zip(step, over)]
         out.append((postures, grow))
     return out
 

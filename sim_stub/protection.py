@@ -65,12 +65,6 @@ def arm_clearance(arm: str, angles: Sequence[float], posture: Posture | None = N
     return per_part[k], BODY_PARTS[k]
 
 
-def collides(arm: str, angles: Sequence[float], posture: Posture | None = None) -> tuple[bool, str]:
-    """(True if the arm comes within MARGIN of the body, the part)."""
-    gap, part = arm_clearance(arm, angles, posture)
-    return gap < MARGIN, part
-
-
 def gaps(
     arm: str,
     angles: Sequence[float],

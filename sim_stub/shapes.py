@@ -41,8 +41,6 @@ ARM_SHAPES = (
     ("forearm", 1, (0.0, 0.0, 0.0), (LOWER_ARM, 0.0, 0.0), 0.022),
     ("hand", 2, (0.035, 0.0, -0.005), (0.065, 0.0, -0.005), 0.030),
 )
-#: The largest radius of the arm's shapes.
-MAX_RADIUS = max(s[4] for s in ARM_SHAPES)
 
 Vec = tuple  # (x, y, z)
 Rot = tuple  # nine entries, row by row

@@ -246,6 +246,7 @@ def test_a_path_from_behind_the_torso_goes_around_it(awake, speed):
     r = awake.ik.trackPathWithSpeed("LArm", path, "analytic", speed)
     awake.wait_still(names, timeout=60)
     assert r["completed"] or r["stopped"].startswith(("collision", "motion")), r
+    assert r["sent"] >= 1, r  # the way around was taken, not merely refused
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
@@ -276,6 +277,7 @@ def test_two_arms_sent_at_once_toward_one_point_do_not_meet(awake):
         except RuntimeError as e:
             answers.append(str(e))
     watcher.join()
+    assert any(isinstance(a, dict) and a["moved"] for a in answers), answers  # an arm did go there
     awake.wait_still(list(left.names) + list(right.names))
     q = awake.motion.getAngles(list(left.names) + list(right.names), True)
     closest.append(arms_gap(q[:5], q[5:]))

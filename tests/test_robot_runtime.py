@@ -370,6 +370,7 @@ def test_the_package_declares_the_service_and_holds_the_runtime(tmp_path):
 
 qi = pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for the served tests")
 
+from nao_ik.supervisor import process_tree  # noqa: E402
 from sim_stub.robot import SimulatedRobot  # noqa: E402
 
 
@@ -594,10 +595,8 @@ def _settle_stopped(installed, names: list, q: list) -> None:
 
 def _service_pid(installed) -> int:
     """The process that serves NaoArmIK: the supervisor's child (the process itself where there is none)."""
-    pid, kids = installed.proc.pid, []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as fh:
-            kids += [int(c) for c in fh.read().split()]
+    pid = installed.proc.pid
+    kids = process_tree(pid)[1:]
     assert len(kids) <= 1, kids
     return kids[0] if kids else pid
 

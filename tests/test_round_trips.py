@@ -135,22 +135,22 @@ def test_reaches_in_a_row_near_the_body_trip_no_protection(profile):
     import random
 
     slow = Stack(latency=LATENCY, profile=profile)
-    slow.motion.wakeUp()
-    rng = random.Random(3 + PROFILES.index(profile))
-    moved = refused = 0
-    for _ in range(REACHES):
-        arm = rng.choice(["LArm", "RArm"])
-        side = 1.0 if arm == "LArm" else -1.0
-        target = (rng.uniform(0.03, 0.18), side * rng.uniform(-0.06, 0.2), rng.uniform(-0.12, 0.15))
-        method, speed = rng.choice(["analytic", "dls", "nn", "fabrik"]), rng.choice([0.2, 0.6, 1.0])
-        try:
-            moved += bool(slow.ik.reachToWithSpeed(arm, *target, method, speed)["moved"])
-        except RuntimeError as e:  # a safety refusal (the body, the moving arm), not a timeout
-            assert "nothing" in str(e) and ("collision:" in str(e) or "motion:" in str(e)), e
-            refused += 1
-    slow.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "RShoulderPitch",
-                     "RShoulderRoll", "RElbowYaw", "RElbowRoll"])  # fmt: skip
     try:
+        slow.motion.wakeUp()
+        rng = random.Random(3 + PROFILES.index(profile))
+        moved = refused = 0
+        for _ in range(REACHES):
+            arm = rng.choice(["LArm", "RArm"])
+            side = 1.0 if arm == "LArm" else -1.0
+            target = (rng.uniform(0.03, 0.18), side * rng.uniform(-0.06, 0.2), rng.uniform(-0.12, 0.15))
+            method, speed = rng.choice(["analytic", "dls", "nn", "fabrik"]), rng.choice([0.2, 0.6, 1.0])
+            try:
+                moved += bool(slow.ik.reachToWithSpeed(arm, *target, method, speed)["moved"])
+            except RuntimeError as e:  # a safety refusal (the body, the moving arm), not a timeout
+                assert "nothing" in str(e) and ("collision:" in str(e) or "motion:" in str(e)), e
+                refused += 1
+        slow.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "RShoulderPitch",
+                         "RShoulderRoll", "RElbowYaw", "RElbowRoll"])  # fmt: skip
         assert moved >= REACHES // 2, (moved, refused)
         assert slow.stub.getCollisionStops() == [] and slow.stub.getViolations() == []
     finally:

@@ -47,14 +47,6 @@ class Link(object):
         self._proxy = None
         self._lock = threading.Lock()
 
-    def call(self, method, args, end):
-        """``ALMotion.method(*args)``'s answer, waiting at most ``timeout`` seconds and never past ``end``.
-
-        Raises:
-            RuntimeError: ALMotion unreachable, the call failed, or no answer in time (the call is cancelled).
-        """
-        return self.result(self.start(method, args, end))
-
     def start(self, method, args, end):
         """Send ``ALMotion.method(*args)`` without waiting for its answer (:meth:`result` waits).
 
