@@ -45,12 +45,9 @@ WORKER_ENV = "NAO_IK_ROBOT_WORKER"
 #: The largest message libqi accepts in the worker. The runtime's largest legal call is tiny (a reach: six numbers
 #: and two strings, well under 1 kB), but the worker's own incoming messages include the service directory's
 #: answers and ALMotion's, the largest being ALMotion's metaObject when the proxy is made (its methods with their
-#: descriptions: a few hundred kB on a real robot, about 4 kB the simulated one's). 2 MB leaves that a margin of
-#: four or more, and bounds what a caller's message can cost before it is refused: about 13 bytes of memory a byte
-#: of a list-of-lists argument while it is converted (measured: a 3.8 MB argument grew the worker by 48 MB; the
-#: 50 MB one it is refused now grew it by 620 MB), so about 25 MB at most. Too small a cap drops the worker's own
-#: connections to NAOqi (with 1.5 kB it cannot even register): a robot whose NAOqi answers more than 2 MB needs
-#: QI_MAX_MESSAGE_PAYLOAD set in the service's environment.
+#: descriptions). 2 MB leaves that a wide margin and keeps what a caller's message can cost while it is converted
+#: small. Too small a cap drops the worker's own connections to NAOqi (it cannot even register): a robot whose
+#: NAOqi answers more than 2 MB needs QI_MAX_MESSAGE_PAYLOAD set in the service's environment.
 MAX_MESSAGE_BYTES = 2 << 20
 #: Crashes within BURST_SECONDS after which the supervisor waits before starting the worker again.
 BURST, BURST_SECONDS = 3, 10.0
