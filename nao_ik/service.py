@@ -733,6 +733,7 @@ class NaoArmIK:
             "names": names,
             "angles": safe,
             "reached": bool(sol.reached),
+            "reason": str(sol.reason),
             "error": float(sol.error),
             "positionError": float(sol.position_error),
             "orientationError": float(sol.rotation_error),
