@@ -38,9 +38,17 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 3 --dist loadfile
 
 # The long variant of the reliability tests: 2000 examples per property, 60 reaches near the body per
-# motion profile, 20,000 hostile calls over qi (6,000 to the arm methods) and a one-minute load run with
-# 4 client processes.
+# motion profile, 20,000 hostile calls over qi (6,000 to the arm methods), the service's end-to-end and
+# safety tests (reaches, poses, paths, both arms, grasp, pointAt, hands, moving arms, the load test, the
+# robot runtime) against the simulated robot's two other motion profiles (make test runs them against the
+# default one, smooth), and a one-minute load run with 4 client processes.
+SAFETY_TESTS := tests/test_service.py tests/test_service_arms.py tests/test_service_pose.py tests/test_motion_body.py \
+	tests/test_path_jobs.py tests/test_stub_protection.py tests/test_reliability.py tests/test_robot_runtime.py \
+	tests/test_behaviors.py tests/test_faults.py
 soak: $(STAMP)
+	for profile in linear synchronised; do \
+		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
+	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py tests/test_round_trips.py
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/test_hostile.py \
 		tests/test_hostile_arms.py

@@ -93,7 +93,10 @@ HAND_REACH = 0.090
 #: radius 24-30 mm -> 30; forearm mesh about 27 mm (capsule 22) and the elbow's 20 mm sphere -> 27; the hand
 #: (palm and fingers, mesh 84 long x 68 wide x 63 thick, open or closed) -> a capsule along the forearm's
 #: axis from the wrist to HAND_REACH, radius 40 (the 68 x 63 cross-section's half diagonal is 46 for a box,
-#: about 40 for the rounded palm; the fingertips at 102.5 mm lie within it).
+#: about 40 for the rounded palm; the fingertips at 102.5 mm lie within it). The hand's opening (LHand/RHand,
+#: a joint ALMotion reports) is not read to shrink it: closed, the fingers curl within 38 mm of its axis
+#: (tests/test_body.py), so a closed hand is no larger, and a closed hand often holds something whose size
+#: nao-ik cannot know.
 LINK_ROWS = (
     ("upper arm", 1, 2, 0.53, 0.030),
     ("forearm", 2, 4, 0.0, 0.027),

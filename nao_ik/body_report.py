@@ -456,6 +456,7 @@ class ProfileRuns(NamedTuple):
         after: the new check approves; budget: it refused for want of budget.
         before: fraction -> the old check approves.
         closest: (profile, fraction) -> (pairs,) the least clearance along the simulated motion (NaN: not run).
+        robot: the same, by the simulated robot's own shapes (:func:`sim_stub.body_shapes.part_gaps`).
     """
 
     a: np.ndarray
@@ -465,10 +466,12 @@ class ProfileRuns(NamedTuple):
     budget: np.ndarray
     before: dict
     closest: dict
+    robot: dict
 
 
 def profile_runs(pairs: int, seed: int) -> ProfileRuns:
     """Section 4's moves, checked and run through the stub's profiles."""
+    from sim_stub.body_shapes import part_gaps
     from sim_stub.profiles import PROFILES
 
     from .nn.data import random_configurations
@@ -488,19 +491,21 @@ def profile_runs(pairs: int, seed: int) -> ProfileRuns:
     after = np.array([w.clear for w in swept])
     budget = np.array([not w.clear and w.samples >= BOX_BUDGET for w in swept])
     before = {f: np.array([advance(Motion(model, x, y, f), check)[0] for x, y in zip(a, b)]) for f in FRACTIONS}
-    closest = {}
+    closest, robot = {}, {}
     for profile in PROFILES:
         for f in FRACTIONS:
-            low = np.full(pairs, np.nan)
+            low, real = np.full(pairs, np.nan), np.full(pairs, np.nan)
             for i in np.flatnonzero(before[f] | after):
-                low[i] = clearance_batch(model, simulate(model, a[i], b[i], f, profile))[0].min()
-            closest[profile, f] = low
-    return ProfileRuns(a, b, near, after, budget, before, closest)
+                path = simulate(model, a[i], b[i], f, profile)
+                low[i] = clearance_batch(model, path)[0].min()
+                real[i] = min(min(part_gaps(ARM, q)) for q in path)
+            closest[profile, f], robot[profile, f] = low, real
+    return ProfileRuns(a, b, near, after, budget, before, closest, robot)
 
 
 def print_profiles(out, pairs: int, seed: int, runs: ProfileRuns) -> None:
     """Section 4, from :func:`profile_runs`."""
-    a, b, near, after, budget, before, closest = runs
+    a, b, near, after, budget, before, closest, robot = runs
     print("## 4. Moves entering the body under each profile, before and after", file=out)
     print(file=out)
     print(f"{pairs} random pairs of {ARM} postures (`nao_ik.nn.data.random_configurations`, seed {seed + 2}; "
@@ -514,6 +519,10 @@ def print_profiles(out, pairs: int, seed: int, runs: ProfileRuns) -> None:
           "protection off) and its clearance taken at every cycle.", file=out)  # fmt: skip
     _profile_table(out, "Entering the body (clearance < 0 at some cycle): approved moves that do, and the worst "
                    "depth.", closest, before, after, near, 0.0, a, b)  # fmt: skip
+    _profile_table(out, "Entering the simulated robot's own shapes (`sim_stub.body_shapes.part_gaps`: its torso, "
+                   "head, pelvis and thighs and its arm, measured from the robot's meshes independently of the "
+                   "library's model; the robot's body as a test meets it) at some cycle: approved moves that do, and "
+                   "the worst depth.", robot, before, after, near, 0.0, a, b)  # fmt: skip
     _profile_table(out, f"Closer than SWEEP_MARGIN ({1e3 * SWEEP_MARGIN:g} mm, what the checks promise a motion "
                    "keeps) at some cycle: approved moves that do, and the least clearance.",
                    closest, before, after, near, SWEEP_MARGIN, a, b)  # fmt: skip

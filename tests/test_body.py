@@ -229,3 +229,32 @@ def test_near_the_hips_answers_keep_the_margin_and_inside_it_none_is_reached():
     inner = targets[_inside(targets, "hips", HAND_IN + MARGIN - 0.002)][:20]
     got = nao_ik.solve_batch(inner, m)
     assert len(inner) and not got.reached.any() and all(r.startswith("collision: ") for r in got.reason)
+
+
+#: NAO's fingers in the wrist frame (NAO_ARM.md, "The real robot's shape", the Webots NAO's hand): two fingers'
+#: bases at (69, +-13, -5) mm and the thumb's at (49, 0, -26), two 14 mm phalanges each, radius 5.5, each joint
+#: bent 0.96 rad when the hand is closed. The fingers close toward the palm's side (-z, where the thumb is), the
+#: thumb toward the fingers (+z).
+FINGERS = (((0.069, 0.013, -0.005), 1.0), ((0.069, -0.013, -0.005), 1.0), ((0.049, 0.0, -0.026), -1.0))
+
+
+@pytest.mark.parametrize("opening", np.linspace(0.0, 1.0, 11))
+def test_the_hands_shape_holds_the_fingers_at_every_opening(opening):
+    """The hand's capsule (wrist to HAND_REACH along the forearm's axis) contains every phalanx at every opening
+    of the hand, so its shape need not read LHand/RHand: a closed hand is no larger (and what it holds is of a
+    size nao-ik cannot know). The fingers' far ends, open, set HAND_REACH; closed, the fingers' curl sets how
+    close to the radius they come."""
+    from nao_ik.body_data import HAND_REACH, LINK_ROWS
+
+    radius = dict((row[0], row[4]) for row in LINK_ROWS)["hand"]
+    bend = 0.96 * (1.0 - opening)
+    far = 0.0
+    for base, down in FINGERS:
+        p, angle = np.array(base), 0.0
+        for joint in range(3):  # the base, the middle joint, the tip
+            along = min(max(p[0], 0.0), HAND_REACH)  # the nearest point of the capsule's axis (x, from the wrist)
+            far = max(far, float(np.linalg.norm(p - [along, 0.0, 0.0])) + 0.0055)
+            if joint < 2:
+                angle += down * bend
+                p = p + 0.014 * np.array([np.cos(angle), 0.0, -np.sin(angle)])
+    assert far <= radius, f"a phalanx reaches {1e3 * far:.1f} mm from the hand's axis at opening {opening:g}"

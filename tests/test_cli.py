@@ -150,7 +150,8 @@ def test_bench_body_reports_the_model_the_cost_and_the_profiles(tmp_path, capsys
     assert "| LArm | " in text[at[1] : at[2]] and "| reachTo, body |" in text[at[1] : at[2]]
     assert "| neutral | 20 |" in text[at[2] : at[3]] and "| random clear | 20 |" in text[at[2] : at[3]]
     for profile in ("linear", "smooth", "synchronised"):
-        assert text[at[3] :].count(f"| {profile} | ") == 4  # two fractions, two tables
+        assert text[at[3] :].count(f"| {profile} | ") == 6  # two fractions, three tables
+    assert "Entering the simulated robot's own shapes" in text[at[3] :]
 
 
 def test_bench_methods_take_turns():
