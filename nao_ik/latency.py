@@ -170,3 +170,96 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
     print("|---|---|---|---|", file=out)
     print(f"| {med['getAngles']:,.0f} µs | {med['body']:,.0f} µs | {med['none']:,.0f} µs | "
           f"{med['body'] / med['none']:.2f} |", file=out, flush=True)  # fmt: skip
+
+
+class ReadReach(NamedTuple):
+    """One protocol of :func:`read_then_reach`: per reach, the getAngles and reachTo times (s), the commands the
+    reach sent (0: refused) and the refusals' reasons."""
+
+    read: list
+    reach: list
+    commands: list
+    refusals: list
+
+
+def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = False) -> ReadReach:
+    """A program that reads its arm (``ALMotion.getAngles``) and then reaches for a random reachable target.
+
+    ``reaches`` times over a simulated robot with ``latency`` seconds per ALMotion call; ``still``: the program
+    waits until the arm has stopped before it reads (else it reads and reaches while the last reach's motion
+    still runs, as a program that does not wait does). The targets: the benchmark's (``bench.sample_targets``)
+    that ``analytic`` reaches with NAO's body, LArm.
+    """
+    import qi
+
+    from sim_stub.robot import SimulatedRobot
+
+    from . import api
+    from .bench import sample_targets
+    from .model import arm_model
+    from .service import register
+
+    qi.logging.setLevel(qi.logging.ERROR)
+    model = arm_model("LArm")
+    names = list(model.names)
+    targets = [t for t in sample_targets("LArm", 4 * reaches, seed).tolist() if api.solve(t, model).reached]
+    robot = SimulatedRobot(latency=latency)
+    server, user = qi.Session(), qi.Session()
+    service = None
+    out = ReadReach([], [], [], [])
+    try:
+        server.connect(robot.url)
+        server.listen("tcp://127.0.0.1:0")
+        service = register(server)[0]
+        user.connect(robot.url)
+        motion, ik = user.service("ALMotion"), user.service("NaoArmIK")
+        motion.wakeUp()
+        for k in range(reaches + 3):  # three to warm up: connections, caches
+            if still:
+                end = time.monotonic() + 30
+                while motion.getAngles(names, True) != motion.getAngles(names, False) and time.monotonic() < end:
+                    time.sleep(0.01)
+            t0 = time.perf_counter()
+            motion.getAngles(names, True)
+            t1 = time.perf_counter()
+            try:
+                sent = ik.reachToWithArm("LArm", *targets[k % len(targets)], "analytic")["commands"]
+            except RuntimeError as e:
+                sent = 0
+                out.refusals.append(str(e).split(": ", 1)[-1])
+            t2 = time.perf_counter()
+            if k >= 3:
+                out.read.append(t1 - t0)
+                out.reach.append(t2 - t1)
+                out.commands.append(sent)
+    finally:
+        if service is not None:
+            service.close(1.0)
+        for session in (user, server):
+            session.close()
+        robot.close()
+    return out
+
+
+def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=sys.stdout) -> None:
+    """:func:`read_then_reach` both ways (the arm still moving, the arm stopped), as a markdown table."""
+    print(f"A program reads LArm (ALMotion.getAngles) and then reaches (NaoArmIK.reachToWithArm, analytic) for a "
+          f"random reachable target, {reaches} times, over a simulated robot with {1e3 * latency:g} ms per ALMotion "
+          "call (medians; ratio: reachTo / getAngles):", file=out)  # fmt: skip
+    print(file=out)
+    print("| the program | median getAngles | median reachTo | ratio | sent as one command | in legs | refused | "
+          "median reachTo, one command | ratio, one command |", file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|", file=out)
+    for still, label in ((False, "reads and reaches at once"), (True, "waits until the arm stopped, then reads")):
+        r = read_then_reach(reaches, latency, seed, still)
+        read = statistics.median(r.read)
+        one = [t for t, c in zip(r.reach, r.commands) if c == 1]
+        reach = statistics.median(r.reach)
+        one_med = statistics.median(one) if one else float("nan")
+        print(f"| {label} | {1e3 * read:.1f} ms | {1e3 * reach:.1f} ms | {reach / read:.2f} | "
+              f"{len(one)} | {sum(c > 1 for c in r.commands)} | {len(r.refusals)} | {1e3 * one_med:.1f} ms | "
+              f"{one_med / read:.2f} |", file=out, flush=True)  # fmt: skip
+        reasons = sorted(set(r.refusals))
+        if reasons:
+            print(f"\nrefusals ({label}): " + "; ".join(f"{r.refusals.count(x)} x {x}" for x in reasons) + "\n",
+                  file=out)

@@ -254,7 +254,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--body-rounds", type=int, default=0,
         help="first time reachTo with the service's body and motion checks and without, so many rounds (default 0)",
     )  # fmt: skip
+    p.add_argument(
+        "--read-reach", type=int, default=0, metavar="N",
+        help="only time N reaches of a program that reads its arm and then reaches a random reachable target, "
+             "at --latency-ms (default 0: not)",
+    )  # fmt: skip
     a = p.parse_args(argv)
+    if a.read_reach:
+        from .latency import print_read_then_reach
+
+        if not 1 <= a.read_reach <= 100000 or not 0 <= a.latency_ms <= 10000:
+            p.error("--read-reach must be in [1, 100000] and --latency-ms in [0, 10000]")
+        print_read_then_reach(a.read_reach, a.latency_ms / 1e3, a.seed)
+        return 0
     if not 0 <= a.body_rounds <= 100000:
         p.error("--body-rounds must be in [0, 100000]")
     if a.body_rounds:
