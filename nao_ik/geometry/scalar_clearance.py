@@ -67,9 +67,9 @@ def prepare(shapes):
     """The shapes (rows or capsules: part, a, b, radius) prepared for :func:`clearance`."""
     out = []
     for part, a, b, radius in shapes:
-        d = tuple(b[k] - a[k] for k in range(3))
-        dd = sum(x * x for x in d)
-        centre = tuple(0.5 * (a[k] + b[k]) for k in range(3))
+        d = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
+        dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        centre = (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
         out.append(Pair(part, tuple(a), d, dd, centre, 0.5 * math.sqrt(dd) + radius, radius))
     return tuple(out)
 
@@ -189,7 +189,8 @@ def link_reach(k):
 def box_growth(reach, half):
     # type: (Sequence[Sequence[float]], Sequence[float]) -> List[float]
     """Per link, how far its points may be from where they are at a box's centre, ``half`` its half-widths."""
-    return [sum(w * h for w, h in zip(row, half)) for row in reach]
+    h0, h1, h2, h3, h4 = half
+    return [w[0] * h0 + w[1] * h1 + w[2] * h2 + w[3] * h3 + w[4] * h4 for w in reach]
 
 
 #: An arm's region (:func:`region_rows`) is covered by at most this many grown copies of its links ...
@@ -210,20 +211,23 @@ def region_rows(model, lo, hi, part):
     k = arm(model)
     reach = link_reach(k)
     weight = [max(row[j] for row in reach) for j in range(5)]
-    pieces = [(list(lo), list(hi))]
+
+    def piece(p, q):
+        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
+        return max(grow), p, q, grow
+
+    pieces = [piece(list(lo), list(hi))]
     while len(pieces) < REGION_PIECES:
-        growth = [max(box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])) for p, q in pieces]
-        worst = max(range(len(pieces)), key=growth.__getitem__)
-        if growth[worst] <= REGION_GROWTH:
+        worst = max(range(len(pieces)), key=lambda i: pieces[i][0])
+        if pieces[worst][0] <= REGION_GROWTH:
             break
-        p, q = pieces.pop(worst)
+        _, p, q, _ = pieces.pop(worst)
         j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
         mid = 0.5 * (p[j] + q[j])
-        pieces += [(p, q[:j] + [mid] + q[j + 1 :]), (p[:j] + [mid] + p[j + 1 :], q)]
+        pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
     out = []
-    for p, q in pieces:
+    for _, p, q, grow in pieces:
         pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
-        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
         for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
             out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
     return tuple(out)
@@ -245,27 +249,58 @@ def clearance_of(pts, pairs, grow=None, cap=CAP):
         cap: distances beyond it are reported as it.
     """
     best, part, link = cap, "", ""
-    for i, (name, start, end, skip, radius) in enumerate(LINK_ROWS):
-        if grow is not None:
-            radius += grow[i]
-        p, e = pts[start], pts[end]
-        if skip:
-            p = [p[k] + skip * (e[k] - p[k]) for k in range(3)]
-        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
-        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
-        mx, my, mz = 0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2])
-        reach = 0.5 * math.sqrt(aa) + radius + best
+    for name, p, d1, aa, radius, m, half in link_segments(pts, grow):
+        reach = half + radius + best
         for s in pairs:
             c = s.centre
             lim = reach + s.reach
-            dx, dy, dz = mx - c[0], my - c[1], mz - c[2]
+            dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
             if dx * dx + dy * dy + dz * dz >= lim * lim:
                 continue
             dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
             if dist < best:
                 best, part, link = dist, s.part, name
-                reach = 0.5 * math.sqrt(aa) + radius + best
+                reach = half + radius + best
     return Clearance(best, part, link)
+
+
+def link_segments(pts, grow=None):
+    # type: (List[Any], Sequence[float] | None) -> List[tuple]
+    """Each link of LINK_ROWS as the clearance checks take it: (name, start, axis, |axis|^2, radius (grown by
+    ``grow``, one per row, unless None), middle, half length), its start moved past the part it skips."""
+    out = []
+    for i, (name, start, end, skip, radius) in enumerate(LINK_ROWS):
+        p, e = pts[start], pts[end]
+        if skip:
+            p = [p[k] + skip * (e[k] - p[k]) for k in range(3)]
+        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
+        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+        mid = (0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2]))
+        out.append((name, p, d1, aa, radius + (grow[i] if grow is not None else 0.0), mid, 0.5 * math.sqrt(aa)))
+    return out
+
+
+def pairs_within(pts, pairs, grow, need):
+    # type: (List[Any], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list]
+    """The (link index, prepared shape) ``pairs`` closer than ``need``, the links at ``pts`` grown by ``grow``
+    (None: not grown): the least distance among them (``need`` + 1e-6 if none), its part, and those pairs in
+    order. A pair whose centres are far enough apart is not computed: its distance is at least ``need``.
+    """
+    links = link_segments(pts, grow)
+    low, part, out = need + 1e-6, "", []
+    for i, s in pairs:
+        _, p, d1, aa, radius, m, half = links[i]
+        c = s.centre
+        lim = half + radius + need + s.reach
+        dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
+        if dx * dx + dy * dy + dz * dz >= lim * lim:
+            continue
+        dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+        if dist < need:
+            out.append((i, s))
+            if dist < low:
+                low, part = dist, s.part
+    return low, part, out
 
 
 def segments(p, d1, a, q, d2, e):

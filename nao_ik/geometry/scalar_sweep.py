@@ -23,7 +23,8 @@ from __future__ import division
 
 import math
 
-from .scalar_clearance import box_growth, clearance_of, link_points, link_reach, prepared
+from ..body_data import LINK_ROWS
+from .scalar_clearance import box_growth, link_points, link_reach, pairs_within, prepared
 from .scalar_swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -177,29 +178,32 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
         (clear, the clearance (bound) where it failed (``need`` where it did not), the body part there,
         postures checked).
     """
-    k, pairs = arm(model), prepared(shapes)
+    k = arm(model)
     reach = link_reach(k)
     weight = [max(row[j] for row in reach) for j in range(5)]
-    boxes = [(list(lo), list(hi))]
-    samples, cap = 0, need + 1e-6
+    # The (link, body shape) pairs a box has yet to clear: a pair whose bound keeps ``need`` over a box keeps it
+    # over every part of that box (the bound is below the true least distance there), so its parts skip it.
+    everything = [(i, s) for i in range(len(LINK_ROWS)) for s in prepared(shapes)]
+    boxes = [(list(lo), list(hi), everything)]
+    samples = 0
     while boxes:
-        a, b = boxes.pop()
+        a, b, pairs = boxes.pop()
         centre = [0.5 * (x + y) for x, y in zip(a, b)]
         half = [0.5 * (y - x) for x, y in zip(a, b)]
         samples += 1
         pts = link_points(k, centre)
-        # Capped just above ``need``: only whether the bound reaches it matters (and far pairs are skipped).
-        got = clearance_of(pts, pairs, box_growth(reach, half), cap)
-        if got.distance >= need:
+        low, part, open_pairs = pairs_within(pts, pairs, box_growth(reach, half), need)
+        if not open_pairs:
             continue
-        exact = clearance_of(pts, pairs, None, cap)
-        if exact.distance < need:
-            return False, exact.distance, exact.part, samples
+        exact, exact_part, _ = pairs_within(pts, open_pairs, None, need)
+        if exact < need:
+            return False, exact, exact_part, samples
         if samples >= budget:
-            return False, got.distance, got.part, samples
+            return False, low, part, samples
         j = max(range(5), key=lambda i: weight[i] * half[i])
         mid = centre[j]
         a2, b1 = list(a), list(b)
         b1[j], a2[j] = mid, mid
-        boxes += [(a2, b), (a, b1)]
-    return True, cap, "", samples
+        boxes += [(a2, b, open_pairs), (a, b1, open_pairs)]
+    return True, need + 1e-6, "", samples
+
