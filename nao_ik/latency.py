@@ -241,8 +241,10 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
     return out
 
 
-def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=sys.stdout) -> None:
-    """:func:`read_then_reach` both ways (the arm still moving, the arm stopped), as a markdown table."""
+def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=None) -> None:
+    """:func:`read_then_reach` both ways (the arm still moving, the arm stopped), as a markdown table on ``out``
+    (default: standard output)."""
+    out = sys.stdout if out is None else out
     print(f"A program reads LArm (ALMotion.getAngles) and then reaches (NaoArmIK.reachToWithArm, analytic) for a "
           f"random reachable target, {reaches} times, over a simulated robot with {1e3 * latency:g} ms per ALMotion "
           "call (medians; ratio: reachTo / getAngles):", file=out)  # fmt: skip

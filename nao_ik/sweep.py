@@ -58,6 +58,10 @@ OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
 LEGS = (2, 4, 8)
 #: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
 ARRIVED = 0.01
+#: How far (rad) before a goal at the body's margin its last leg starts, up the gradient of its clearance, and
+#: the step of that gradient's differences.
+APPROACH = 0.1
+GRADIENT_STEP = 1e-4
 #: How much longer than at constant speed a move may take under setAngles' profile: the documented bell-shaped
 #: speed profile takes about 1.5 times as long; the margin covers a profile slower still.
 SLOWDOWN = 2.0
@@ -113,8 +117,11 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
     Returns:
         :class:`Sweep`.
     """
-    grow = [tolerance] * 5
-    return _certify(model, [start, goal], grow, grow, body, extra)
+    # A start off by ``tolerance`` widens the box around the start alone: from anywhere there, each joint still
+    # goes monotonically to the goal, so the box never reaches past the goal.
+    off = [[float(s) - tolerance for s in start], [float(s) + tolerance for s in start]] if tolerance else []
+    none = [0.0] * 5
+    return _certify(model, [start, *off, goal], none, none, body, extra)
 
 
 def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float], aim_fraction: float,
@@ -221,15 +228,17 @@ def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fractio
     direct = sweep(model, start, goal, fraction, body)
     if direct.clear:
         return Plan([goal], "", seconds(model, start, goal, fraction))
-    # The candidates quickest first: the first whose every leg is certified is the quickest safe one.
-    timed = []
-    for route in _routes(model, start, goal):
-        legs = list(zip([start] + route[:-1], route))
-        timed.append((sum(seconds(model, a, b, fraction) for a, b in legs), len(timed), route, legs))
-    for took, _, route, legs in sorted(timed):
-        if all(sweep(model, a, b, fraction, body, tolerance=ARRIVED if k else 0.0).clear
-               for k, (a, b) in enumerate(legs)):  # fmt: skip
-            return Plan(route, "", took)
+    # The candidates quickest first: the first whose every leg is certified is the quickest safe one. The
+    # approaches from a posture farther from the body come last: they cost a few more clearances to set up.
+    for routes in (_routes(model, start, goal), lambda: _approaches(model, start, goal, body)):
+        timed = []
+        for route in routes() if callable(routes) else routes:
+            legs = list(zip([start] + route[:-1], route))
+            timed.append((sum(seconds(model, a, b, fraction) for a, b in legs), len(timed), route, legs))
+        for took, _, route, legs in sorted(timed):
+            if all(sweep(model, a, b, fraction, body, tolerance=ARRIVED if k else 0.0).clear
+                   for k, (a, b) in enumerate(legs)):  # fmt: skip
+                return Plan(route, "", took)
     return Plan([], f"motion: the move crosses the {direct.part or 'body'} and no safe sequence was found", math.inf)
 
 
@@ -243,6 +252,37 @@ def _routes(model: ArmModel, start: list, goal: list) -> list:
     for n in LEGS:
         routes.append([[s + (g - s) * k / n for s, g in zip(start, goal)] for k in range(1, n)] + [goal])
     return routes
+
+
+def _approaches(model: ArmModel, start: list, goal: list, body: Sequence[Capsule] | None) -> list:
+    """Candidate sequences that leave ``start`` and come to ``goal`` by a posture APPROACH radians away up the
+    gradient of its clearance (:func:`_away`), swung out between or not: an arm at the body's margin moves
+    first, and last, where the clearance grows in every joint that moves, so that leg's box keeps the margin
+    the posture keeps."""
+    shapes = model.body if body is None else tuple(body)
+    leave, come = _away(model, start, shapes), _away(model, goal, shapes)
+    routes = []
+    for first in ([], [leave]) if leave else ([],):
+        for last in ([], [come]) if come else ([],):
+            if not first and not last:
+                continue  # the plain routes (:func:`_routes`)
+            routes.append(first + last + [goal])
+            for roll in OUT_ROLLS:
+                a, b = _out(model, (first or [start])[0], roll), _out(model, (last or [goal])[0], roll)
+                routes += [first + [a] + last + [goal], first + [b] + last + [goal], first + [a, b] + last + [goal]]
+    return routes
+
+
+def _away(model: ArmModel, q: list, shapes: Sequence[Capsule]) -> list | None:
+    """``q`` moved APPROACH radians up the gradient of its clearance (finite differences of GRADIENT_STEP); None
+    where it has none (every shape beyond the clearance's cap)."""
+    base = clearance(model, q, shapes).distance
+    slope = [(clearance(model, [x + (GRADIENT_STEP if i == j else 0.0) for i, x in enumerate(q)], shapes).distance
+              - base) / GRADIENT_STEP for j in range(5)]  # fmt: skip
+    norm = math.sqrt(sum(x * x for x in slope))
+    if not norm > 0.0:
+        return None
+    return [float(x) for x in model.clamp([x + APPROACH * d / norm for x, d in zip(q, slope)])]
 
 
 def _out(model: ArmModel, q: list, roll: float) -> list:
