@@ -152,7 +152,8 @@ def solve_batch(
         empty = np.zeros(0)
         none = np.zeros((0, 5), dtype=bool)
         return BatchSolution(
-            np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none
+            np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none,
+            searched=none[:, 0],
         )
     run = run_batch(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = np.clip(run.q, model.lower, model.upper)
@@ -165,7 +166,7 @@ def solve_batch(
     reason = np.broadcast_to(reason, (n,)).copy()
     return BatchSolution(
         angles, model.names, (error <= tol) & (reason == ""), error, run.iterations, spec.name, model.arm, clamped,
-        run.shortfall, run.refined, reason,
+        run.shortfall, run.refined, reason, np.broadcast_to(np.asarray(run.searched, dtype=bool), (n,)).copy(),
     )  # fmt: skip
 
 

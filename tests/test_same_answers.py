@@ -177,5 +177,13 @@ def test_same_answers(golden, kind, arm, method):
     want = {k: v for k, v in golden.items() if k.startswith(f"{kind}/{arm}/{method}/")}
     assert want, f"no stored answers for {kind}/{arm}/{method}: rewrite the file (see the module docstring)"
     assert sorted(got) == sorted(want)
+    if kind == "batch":
+        # The batch's answers for the targets only configurations through the body reach come from its own
+        # search for the nearest clear pose (nao_ik.geometry.blocked): as good as the single solve's, not the
+        # same floats. tests/test_batch_body.py holds them to that rule; here the other targets stay bit for bit.
+        for name in {k.rsplit("/", 1)[0] for k in want}:
+            other = ~np.char.startswith(want[f"{name}/reason"], "collision")
+            for key in (f"{name}/angles", f"{name}/error"):
+                got[key], want[key] = got[key][other], want[key][other]
     differ = [k for k in want if not np.array_equal(got[k], want[k], equal_nan=got[k].dtype.kind == "f")]
     assert not differ, f"answers changed: {differ}"

@@ -25,26 +25,43 @@ SWIVELS = 24
 LIMIT_SLACK = 1e-9
 
 
-def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
+def swivel_samples(model: ArmModel, pts: np.ndarray, wrist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The SWIVELS sampled configurations of each point on both ElbowRoll branches, and which the limits allow.
 
-    SWIVELS swivels on both ElbowRoll branches; the angles are the clearest allowed one, or with ``q0``
-    (N, 5) the clear one with the shortest move from it (:func:`~nao_ik.geometry.nearest.move_time`).
+    Returns:
+        (angles (N, 2, SWIVELS, 5), unclamped; inside (N, 2, SWIVELS) bool: within the limits and reachable).
     """
     n = pts.shape[0]
     phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
     tf = np.repeat(pts, SWIVELS, axis=0)
     pf = np.tile(phis, n)
     c = circle(model, [tf[:, i] for i in range(3)], np.repeat(np.broadcast_to(wrist, (n,)), SWIVELS), ARRAY)
-    best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    angles, inside = [], []
     for branch in (0, 1):
         qb, viol = at(model, c, pf, ARRAY, branch)
-        qa = np.stack(np.broadcast_arrays(*qb), axis=1)
+        angles.append(np.stack(np.broadcast_arrays(*qb), axis=1).reshape(n, SWIVELS, 5))
+        ok = (np.broadcast_to(viol, pf.shape) <= LIMIT_SLACK) & np.broadcast_to(c.reachable, pf.shape)
+        inside.append(ok.reshape(n, SWIVELS))
+    return np.stack(angles, axis=1), np.stack(inside, axis=1)
+
+
+def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
+
+    SWIVELS swivels on both ElbowRoll branches (:func:`swivel_samples`); the angles are the clearest allowed
+    one, or with ``q0`` (N, 5) the clear one with the shortest move from it
+    (:func:`~nao_ik.geometry.nearest.move_time`).
+    """
+    n = pts.shape[0]
+    angles, inside = swivel_samples(model, pts, wrist)
+    best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    for branch in (0, 1):
+        qa = angles[:, branch].reshape(-1, 5)
         m = np.full(qa.shape[0], -np.inf)
-        inside = np.flatnonzero((np.broadcast_to(viol, m.shape) <= LIMIT_SLACK) & np.broadcast_to(c.reachable, m.shape))
-        if inside.size:  # the body's clearance only where the limits allow
-            m[inside] = clearance_batch(model, qa[inside], model.body)[0] - MARGIN
+        rows = np.flatnonzero(inside[:, branch].ravel())
+        if rows.size:  # the body's clearance only where the limits allow
+            m[rows] = clearance_batch(model, qa[rows], model.body)[0] - MARGIN
         m, qa = m.reshape(n, SWIVELS), qa.reshape(n, SWIVELS, 5)
         if q0 is not None:  # rank the clear ones by move time instead (a clear one always beats a blocked one)
             speed = np.array([j.max_velocity for j in model.joints])
