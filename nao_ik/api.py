@@ -91,11 +91,12 @@ def solve(
         error = float(run.error)
     else:  # defensive: a solver's angles are already within the limits
         error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
-    clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
+    names = model.names
+    clamped = tuple(n for n, c in zip(names, run.clamped or ()) if c)
     shortfall = None if run.shortfall is None else float(run.shortfall)
     reason = str(run.reason or "")
     return Solution(
-        angles, model.names, error <= tol and not reason, error, int(run.iterations), spec.name, model.arm, clamped,
+        angles, names, error <= tol and not reason, error, int(run.iterations), spec.name, model.arm, clamped,
         shortfall, bool(run.refined), reason,
     )  # fmt: skip
 
