@@ -73,3 +73,25 @@ def test_the_batch_pass_settles_the_targets_behind_the_body():
     assert blocked.sum() > 30  # the set has them
     assert not got.searched.any()
     assert (clearance_batch(model, got.angles, model.body)[0] >= MARGIN - SAME).all()
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_batch_search_ends_where_the_single_search_does(arm):
+    """clear_toward leaves out only what cannot change the answer: every target ends as far from its target as
+    closest_clear_batch's search (to rounding), clear of the body, with a move no longer; nothing found, the start."""
+    from nao_ik.geometry.blocked import clear_toward
+    from nao_ik.geometry.clear import closest_clear_batch
+
+    model = nao_ik.arm_model(arm)
+    q = starts(arm, 3000, 21)
+    inside = clearance_batch(model, q, model.body)[0] < 0.0
+    t = np.array([nao_ik.forward(x, arm) for x in q[inside][:80]])
+    q0 = starts(arm, len(t), 22)
+    want_q, want_d, want_found = closest_clear_batch(model, t, q0)
+    got_q, got_d, got_found = clear_toward(model, t, q0)
+    assert (got_found == want_found).all() and want_found.any() and (~want_found).any()
+    np.testing.assert_allclose(got_d, want_d, rtol=0, atol=SAME)
+    assert (clearance_batch(model, got_q[got_found], model.body)[0] >= MARGIN).all()
+    assert (got_q[~got_found] == q0[~got_found]).all()
+    longer = _seconds(model, got_q, q0) > _seconds(model, want_q, q0) + SAME
+    assert not (longer & (np.abs(got_d - want_d) <= SAME)).any()
