@@ -46,7 +46,7 @@ from .sampled import LIMIT_SLACK, SWIVELS, sampled_clear, swivel_samples
 from .swivel import at, circle, take
 
 #: Samples tried per point in the first round (then twice as many each round).
-ROUND = 2
+ROUND = 4
 #: Distances (metres) within this of each other are one distance: they differ by rounding only.
 TIE = 1e-12
 
