@@ -19,9 +19,10 @@ brackets, but:
 - **bisections**: a ray whose bracket starts beyond the end of another's
   bracket (by more than TIE) cannot be the nearest: it stops.
 - **samples**: a point is clear as soon as one of its samples is; they are
-  tried in rounds (ROUND, then twice as many...), nearest first to the
-  swivel that was clear at the target's last clear point (at first: the
-  clearest sample at the target itself); only a blocked point costs all of them.
+  tried in rounds (:func:`~nao_ik.geometry.sampled.first_clear`), nearest
+  first to the swivel that was clear at the target's last clear point (at
+  first: the clearest sample at the target itself); only a blocked point
+  costs all of them.
 
 The answer is the single solve's up to the ties among rays whose distances
 differ by rounding only (TIE): there the configuration with the shortest move
@@ -31,22 +32,16 @@ the single solve's search does (``found`` False).
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..body import MARGIN
 from ..collision import clearance_batch
 from ..kinematics import forward_batch
 from ..model import ArmModel
 from ..ops import ARRAY
 from .clear import BISECT, STEP, STEPS, ray_directions
 from .nearest import move_time
-from .sampled import LIMIT_SLACK, SWIVELS, sampled_clear, swivel_samples
-from .swivel import at, circle, take
+from .sampled import first_clear, sampled_clear, swivel_samples
 
-#: Samples tried per point in the first round (then twice as many each round).
-ROUND = 4
 #: Distances (metres) within this of each other are one distance: they differ by rounding only.
 TIE = 1e-12
 
@@ -82,7 +77,7 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
         rows = np.flatnonzero((first < 0) & (s <= best[target_of] + 1))
         if not rows.size:
             break
-        ok, q, where = _any_clear(model, flat_t[rows] + steps[s] * flat_dirs[rows], flat_w[rows], hint[rows])
+        ok, q, where = first_clear(model, flat_t[rows] + steps[s] * flat_dirs[rows], flat_w[rows], hint[rows])
         got = rows[ok]
         first[got], bq[got], hint[got] = s, q[ok], where[ok]
         np.minimum.at(best, target_of[got], s)
@@ -95,7 +90,7 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
         keep = lo <= nearest_hi[target_of[live]] + TIE
         live, lo, hi = live[keep], lo[keep], hi[keep]
         mid = 0.5 * (lo + hi)
-        ok, q, where = _any_clear(model, flat_t[live] + mid[:, None] * flat_dirs[live], flat_w[live], hint[live])
+        ok, q, where = first_clear(model, flat_t[live] + mid[:, None] * flat_dirs[live], flat_w[live], hint[live])
         hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
         bq[live[ok]], hint[live[ok]] = q[ok], where[ok]
     out_q, found = q0.copy(), np.zeros(m, dtype=bool)
@@ -113,44 +108,3 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
         pick = order[np.r_[True, owner[order][1:] != owner[order][:-1]]]
         out_q[owner[pick]], found[owner[pick]] = nq[pick], True
     return out_q, np.linalg.norm(forward_batch(model, out_q) - targets, axis=1), found
-
-
-def _any_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray) -> tuple:
-    """(clear (N,), angles (N, 5) clamped, sample index (N,)): a clear sample of each point, if any.
-
-    The samples (:func:`~nao_ik.geometry.sampled.swivel_samples`' swivels and branches) are made and tried
-    nearest the hint first (in swivel, then the other branch), in rounds of ROUND, 2 ROUND, ... per point;
-    a point leaves once one is clear.
-    """
-    n = pts.shape[0]
-    c = circle(model, [pts[:, i] for i in range(3)], wrist, ARRAY)
-    phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
-    idx = np.arange(2 * SWIVELS)
-    apart = np.abs((idx[None, :] % SWIVELS) - (hint[:, None] % SWIVELS))
-    apart = np.minimum(apart, SWIVELS - apart) * 2 + (idx[None, :] // SWIVELS != hint[:, None] // SWIVELS)
-    order = np.argsort(apart, axis=1, kind="stable")
-    ok, where, q = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros((n, 5))
-    done, width = 0, ROUND
-    rows = np.arange(n)
-    while rows.size and done < idx.size:
-        cols = order[rows, done : done + width]
-        owner, sample = np.repeat(rows, cols.shape[1]), cols.ravel()
-        gap = np.full(sample.shape, -np.inf)
-        angles = np.zeros((sample.size, 5))
-        for branch in (0, 1):
-            sel = np.flatnonzero(sample // SWIVELS == branch)
-            cb = take(c, owner[sel])
-            qb, viol = at(model, cb, phis[sample[sel] % SWIVELS], ARRAY, branch)
-            angles[sel] = np.stack(np.broadcast_arrays(*qb), axis=1)
-            inside = sel[(np.broadcast_to(viol, sel.shape) <= LIMIT_SLACK) & np.broadcast_to(cb.reachable, sel.shape)]
-            gap[inside] = clearance_batch(model, angles[inside], model.body)[0]
-        clear = (gap >= MARGIN).reshape(cols.shape)
-        hit = clear.any(axis=1)
-        pick = clear[hit].argmax(axis=1)
-        where[rows[hit]] = cols[hit, pick]
-        q[rows[hit]] = angles.reshape(cols.shape + (5,))[hit, pick]
-        ok[rows[hit]] = True
-        done += width
-        width *= 2
-        rows = rows[~hit]
-    return ok, np.clip(q, model.lower, model.upper), where
