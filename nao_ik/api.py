@@ -91,11 +91,12 @@ def solve(
         error = float(run.error)
     else:  # defensive: a solver's angles are already within the limits
         error = float(np.linalg.norm(kinematics.forward(model, angles) - np.asarray(t)))
-    clamped = tuple(n for n, c in zip(model.names, run.clamped or ()) if c)
+    names = model.names
+    clamped = tuple(n for n, c in zip(names, run.clamped or ()) if c)
     shortfall = None if run.shortfall is None else float(run.shortfall)
     reason = str(run.reason or "")
     return Solution(
-        angles, model.names, error <= tol and not reason, error, int(run.iterations), spec.name, model.arm, clamped,
+        angles, names, error <= tol and not reason, error, int(run.iterations), spec.name, model.arm, clamped,
         shortfall, bool(run.refined), reason,
     )  # fmt: skip
 
@@ -152,7 +153,8 @@ def solve_batch(
         empty = np.zeros(0)
         none = np.zeros((0, 5), dtype=bool)
         return BatchSolution(
-            np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none
+            np.zeros((0, 5)), model.names, none[:, 0], empty, empty.astype(int), spec.name, model.arm, none,
+            searched=none[:, 0],
         )
     run = run_batch(spec, model, t, q0, tol, cap, continuous=initial is not None)
     angles = np.clip(run.q, model.lower, model.upper)
@@ -165,7 +167,7 @@ def solve_batch(
     reason = np.broadcast_to(reason, (n,)).copy()
     return BatchSolution(
         angles, model.names, (error <= tol) & (reason == ""), error, run.iterations, spec.name, model.arm, clamped,
-        run.shortfall, run.refined, reason,
+        run.shortfall, run.refined, reason, np.broadcast_to(np.asarray(run.searched, dtype=bool), (n,)).copy(),
     )  # fmt: skip
 
 

@@ -151,7 +151,7 @@ class ArmModel(NamedTuple):
 
     def clamp(self, angles: Sequence[float]) -> tuple[float, ...]:
         """Clamp joint angles (chain order) into the limits."""
-        return tuple(min(max(float(q), j.lower), j.upper) for q, j in zip(angles, self.joints))
+        return tuple([min(max(float(q), lo), hi) for q, lo, hi in zip(angles, self.lower, self.upper)])
 
     def within_limits(self, angles: Sequence[float], slack: float = 0.0) -> bool:
         """True if every angle is finite and inside the limits (+- slack)."""

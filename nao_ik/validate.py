@@ -46,6 +46,8 @@ def vector(value: Any, length: int, name: str, labels: Sequence[str] | None = No
         raise ValueError(f"{name} must be a sequence of {length} numbers (list, tuple), got {show(value)}")
     if len(value) != length:
         raise ValueError(f"{name} must have {length} values, got {len(value)}")
+    if type(value) is not np.ndarray and all(type(v) is float and math.isfinite(v) for v in value):
+        return tuple(value)  # the common case (what number() returns for each), without a label per value
     labels = labels or [f"{name}[{i}]" for i in range(length)]
     return tuple(number(v, lab) for v, lab in zip(value, labels))
 
@@ -60,6 +62,8 @@ def target(value: Any) -> tuple[float, float, float]:
     """A Cartesian target ``[x, y, z]`` in metres, each within +-MAX_COORDINATE."""
     labels = ("target x", "target y", "target z")
     t = vector(value, 3, "target", labels)
+    if abs(t[0]) <= MAX_COORDINATE and abs(t[1]) <= MAX_COORDINATE and abs(t[2]) <= MAX_COORDINATE:
+        return t  # type: ignore[return-value]
     return tuple(target_coordinate(v, label) for v, label in zip(t, labels))  # type: ignore[return-value]
 
 

@@ -23,7 +23,6 @@ exact solution exists (a method that stopped short of it).
 from __future__ import annotations
 
 import itertools
-import math
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -88,8 +87,7 @@ def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, ba
     targets = np.asarray(targets, dtype=float)
     m = targets.shape[0]
     bases = targets if bases is None else np.asarray(bases, dtype=float)
-    grid = np.array(RAYS) / np.linalg.norm(RAYS, axis=1)[:, None]
-    dirs = np.stack([np.concatenate([_outward(model, b)[None], grid]) for b in bases])  # (M, K, 3)
+    dirs = ray_directions(model, bases)
     k = dirs.shape[1]
     steps = STEP * np.arange(1, STEPS + 1)
     pts = bases[:, None, None, :] + steps[None, None, :, None] * dirs[:, :, None, :]  # (M, K, S, 3)
@@ -126,20 +124,25 @@ def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, ba
     return out_q, np.linalg.norm(forward_batch(model, out_q) - targets, axis=1), found_any
 
 
-def _outward(model: ArmModel, p: np.ndarray) -> np.ndarray:
-    """The unit direction from the body part nearest to p (its axis) to p (forward if p is on an axis)."""
-    best, out = math.inf, None
-    for s in model.body:
-        a, d = np.asarray(s.a), np.asarray(s.b) - np.asarray(s.a)
-        dd = float(d @ d)
-        u = 0.0 if dd < 1e-18 else min(max(float((p - a) @ d) / dd, 0.0), 1.0)
-        w = p - (a + u * d)
-        gap = float(np.linalg.norm(w)) - s.radius
-        if gap < best:
-            best, out = gap, w
-    if out is None or np.linalg.norm(out) < 1e-9:
-        return np.array([1.0, 0.0, 0.0])
-    return out / np.linalg.norm(out)
+def ray_directions(model: ArmModel, bases: np.ndarray) -> np.ndarray:
+    """(M, K, 3) the unit directions searched from each base (M, 3): the way out of the nearest part, then RAYS.
+
+    The way out of a part is from the nearest point of its axis to the base (forward where the base is on an
+    axis).
+    """
+    bases = np.asarray(bases, dtype=float)
+    grid = np.array(RAYS) / np.linalg.norm(RAYS, axis=1)[:, None]
+    a = np.array([s.a for s in model.body], dtype=float)
+    d = np.array([s.b for s in model.body], dtype=float) - a
+    dd = (d * d).sum(axis=1)
+    w = bases[:, None, :] - a[None]  # (M, parts, 3)
+    u = np.where(dd < 1e-18, 0.0, np.clip((w * d).sum(axis=2) / np.where(dd < 1e-18, 1.0, dd), 0.0, 1.0))
+    w = bases[:, None, :] - (a + u[:, :, None] * d)
+    length = np.linalg.norm(w, axis=2)
+    near = (length - np.array([s.radius for s in model.body])).argmin(axis=1)
+    out, size = w[np.arange(len(bases)), near], length[np.arange(len(bases)), near]
+    out = np.where(size[:, None] < 1e-9, [1.0, 0.0, 0.0], out / np.maximum(size, 1e-9)[:, None])
+    return np.concatenate([out[:, None], np.broadcast_to(grid, (len(bases),) + grid.shape)], axis=1)
 
 
 def unreachable_reason(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> str:

@@ -146,7 +146,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     swivels are a subset of the allowed ones. One target goes straight to
     the float search with the body as its extra margin; in a batch, a target
     with no clear swivel among a quick sample
-    (:func:`~nao_ik.geometry.sampled.sampled_clear`) gets no second search:
+    (:func:`~nao_ik.geometry.sampled.first_clear`) gets no second search:
     ``found`` False.
 
     Args:
@@ -165,7 +165,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         # (the robot runtime runs the same function).
         (q, phi, cost, found, _, _), _ = nearest_clear_scalar(model, t, q0, _body_extra(model))
         return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
-    from .sampled import sampled_clear
+    from .sampled import first_clear
 
     free = _nearest(model.bodiless(), t, q0, ops)
     hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
@@ -175,7 +175,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     rows = np.flatnonzero(hit)
     # Targets with no clear sampled swivel: no full search (see nao_ik.geometry.sampled).
     pts = np.stack([np.broadcast_to(x, (n,))[rows] for x in t], axis=1)
-    some, _ = sampled_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])
+    some = first_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])[0]
     blocked = rows[~some]
     rows = rows[some]
     if blocked.size:

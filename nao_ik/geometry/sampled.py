@@ -18,33 +18,53 @@ from ..body import MARGIN
 from ..collision import clearance_batch
 from ..model import ArmModel
 from ..ops import ARRAY
-from .swivel import at, circle
+from .swivel import at, circle, take
 
 #: Swivels sampled on each point's circle (both ElbowRoll branches), and the limits' rounding slack.
 SWIVELS = 24
 LIMIT_SLACK = 1e-9
+#: Samples :func:`first_clear` tries per point in its first round (then twice as many each round): measured
+#: on 798 blocked targets' searches, 0.43 s against 0.57 s with two and 0.95 s with all at once.
+ROUND = 4
 
 
-def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
+def swivel_samples(model: ArmModel, pts: np.ndarray, wrist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The SWIVELS sampled configurations of each point on both ElbowRoll branches, and which the limits allow.
 
-    SWIVELS swivels on both ElbowRoll branches; the angles are the clearest allowed one, or with ``q0``
-    (N, 5) the clear one with the shortest move from it (:func:`~nao_ik.geometry.nearest.move_time`).
+    Returns:
+        (angles (N, 2, SWIVELS, 5), unclamped; inside (N, 2, SWIVELS) bool: within the limits and reachable).
     """
     n = pts.shape[0]
     phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
     tf = np.repeat(pts, SWIVELS, axis=0)
     pf = np.tile(phis, n)
     c = circle(model, [tf[:, i] for i in range(3)], np.repeat(np.broadcast_to(wrist, (n,)), SWIVELS), ARRAY)
-    best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    angles, inside = [], []
     for branch in (0, 1):
         qb, viol = at(model, c, pf, ARRAY, branch)
-        qa = np.stack(np.broadcast_arrays(*qb), axis=1)
+        angles.append(np.stack(np.broadcast_arrays(*qb), axis=1).reshape(n, SWIVELS, 5))
+        ok = (np.broadcast_to(viol, pf.shape) <= LIMIT_SLACK) & np.broadcast_to(c.reachable, pf.shape)
+        inside.append(ok.reshape(n, SWIVELS))
+    return np.stack(angles, axis=1), np.stack(inside, axis=1)
+
+
+def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(found (N,), angles (N, 5)): whether a sampled swivel of each point is inside the limits and clear.
+
+    SWIVELS swivels on both ElbowRoll branches (:func:`swivel_samples`); the angles are the clearest allowed
+    one, or with ``q0`` (N, 5) the clear one with the shortest move from it
+    (:func:`~nao_ik.geometry.nearest.move_time`).
+    """
+    n = pts.shape[0]
+    angles, inside = swivel_samples(model, pts, wrist)
+    best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    for branch in (0, 1):
+        qa = angles[:, branch].reshape(-1, 5)
         m = np.full(qa.shape[0], -np.inf)
-        inside = np.flatnonzero((np.broadcast_to(viol, m.shape) <= LIMIT_SLACK) & np.broadcast_to(c.reachable, m.shape))
-        if inside.size:  # the body's clearance only where the limits allow
-            m[inside] = clearance_batch(model, qa[inside], model.body)[0] - MARGIN
+        rows = np.flatnonzero(inside[:, branch].ravel())
+        if rows.size:  # the body's clearance only where the limits allow
+            m[rows] = clearance_batch(model, qa[rows], model.body)[0] - MARGIN
         m, qa = m.reshape(n, SWIVELS), qa.reshape(n, SWIVELS, 5)
         if q0 is not None:  # rank the clear ones by move time instead (a clear one always beats a blocked one)
             speed = np.array([j.max_velocity for j in model.joints])
@@ -56,3 +76,45 @@ def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.nd
         best_m = np.where(take, mj, best_m)
         best_q = np.where(take[:, None], qa[np.arange(n), j], best_q)
     return best_m >= 0.0, np.clip(best_q, model.lower, model.upper)
+
+
+def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None) -> tuple:
+    """(clear (N,), angles (N, 5) clamped, sample index (N,)): a clear sample of each point, if any.
+
+    The same samples and test as :func:`sampled_clear`'s ``found``, made and tried lazily: nearest the hint
+    (N,) sample index (swivel index + SWIVELS x branch) first (in swivel, then the other branch), in rounds
+    of ROUND, 2 ROUND, ... per point; a point leaves once one is clear, so only a blocked one costs them all.
+    """
+    n = pts.shape[0]
+    hint = np.zeros(n, dtype=np.int64) if hint is None else hint
+    c = circle(model, [pts[:, i] for i in range(3)], wrist, ARRAY)
+    phis = np.linspace(-math.pi, math.pi, SWIVELS, endpoint=False)
+    idx = np.arange(2 * SWIVELS)
+    apart = np.abs((idx[None, :] % SWIVELS) - (hint[:, None] % SWIVELS))
+    apart = np.minimum(apart, SWIVELS - apart) * 2 + (idx[None, :] // SWIVELS != hint[:, None] // SWIVELS)
+    order = np.argsort(apart, axis=1, kind="stable")
+    ok, where, q = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros((n, 5))
+    done, width = 0, ROUND
+    rows = np.arange(n)
+    while rows.size and done < idx.size:
+        cols = order[rows, done : done + width]
+        owner, sample = np.repeat(rows, cols.shape[1]), cols.ravel()
+        gap = np.full(sample.shape, -np.inf)
+        angles = np.zeros((sample.size, 5))
+        for branch in (0, 1):
+            sel = np.flatnonzero(sample // SWIVELS == branch)
+            cb = take(c, owner[sel])
+            qb, viol = at(model, cb, phis[sample[sel] % SWIVELS], ARRAY, branch)
+            angles[sel] = np.stack(np.broadcast_arrays(*qb), axis=1)
+            inside = sel[(np.broadcast_to(viol, sel.shape) <= LIMIT_SLACK) & np.broadcast_to(cb.reachable, sel.shape)]
+            gap[inside] = clearance_batch(model, angles[inside], model.body)[0]
+        clear = (gap >= MARGIN).reshape(cols.shape)
+        hit = clear.any(axis=1)
+        pick = clear[hit].argmax(axis=1)
+        where[rows[hit]] = cols[hit, pick]
+        q[rows[hit]] = angles.reshape(cols.shape + (5,))[hit, pick]
+        ok[rows[hit]] = True
+        done += width
+        width *= 2
+        rows = rows[~hit]
+    return ok, np.clip(q, model.lower, model.upper), where

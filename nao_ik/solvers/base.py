@@ -75,6 +75,9 @@ class BatchSolution(NamedTuple):
         shortfall: (N,) metres, as :attr:`Solution.shortfall` (NaN for the papers' approximations).
         refined: (N,) bool, as :attr:`Solution.refined`.
         reason: (N,) str, as :attr:`Solution.reason`.
+        searched: (N,) bool, True where the body check's batch pass could not settle the target and the
+            one-target search answered it (:func:`nao_ik.solvers.safety.check_batch`): how much of the
+            batch ran at single-solve speed.
     """
 
     angles: np.ndarray
@@ -88,6 +91,7 @@ class BatchSolution(NamedTuple):
     shortfall: np.ndarray | None = None
     refined: np.ndarray | None = None
     reason: np.ndarray | None = None
+    searched: np.ndarray | None = None
 
 
 class Run(NamedTuple):
@@ -95,7 +99,7 @@ class Run(NamedTuple):
 
     ``clamped`` (5 flags, or None) marks joints of a network's raw answer that
     were clamped into the limits. ``shortfall``, ``refined`` and ``reason``:
-    see :class:`Solution` (set by the driver).
+    see :class:`Solution` (set by the driver); ``searched``: see :class:`BatchSolution`.
     """
 
     q: list
@@ -105,6 +109,7 @@ class Run(NamedTuple):
     shortfall: Any = 0.0
     refined: Any = False
     reason: Any = ""
+    searched: Any = False
 
 
 # A start rule: (model, target components, caller's start, ops) -> (start

@@ -11,7 +11,11 @@ checked against the arm model's body (:attr:`~nao_ik.model.ArmModel.body`,
   does for continuity; where there is none, by the closest clear pose toward
   the target (:func:`nao_ik.geometry.closest.closest`, which then goes to
   :func:`nao_ik.geometry.clear.closest_clear`), ``refined`` and with its
-  ``reason``;
+  ``reason``; a batch searches for all of its blocked targets together
+  (:func:`nao_ik.geometry.blocked.clear_toward`, the same rays, with what cannot
+  change the answer left out), and only the targets whose closest attainable
+  pose without the body goes through it (out of reach, or behind the joint
+  limits) still take the one-target search (``searched``);
 - the papers' approximations (``own_answer``) keep their answers: one within
   the margin is reported (``reason`` ``"collision: <part>"``; not reached).
 """
@@ -24,7 +28,8 @@ import numpy as np
 
 from ..body import MARGIN, NAMES
 from ..collision import clearance, clearance_batch
-from ..geometry.clear import closest_clear, closest_clear_batch, unreachable_reason, unreachable_reasons
+from ..geometry.blocked import clear_toward
+from ..geometry.clear import closest_clear, unreachable_reason, unreachable_reasons
 from ..geometry.closest import closest
 from ..geometry.nearest import nearest
 from ..kinematics import forward, forward_batch
@@ -76,6 +81,7 @@ def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.n
     """Many answers through the body check; ``run`` holds arrays (q (N, 5), error (N,), ...)."""
     n = targets.shape[0]
     reason = np.full(n, "", dtype=object)
+    searched = np.zeros(n, dtype=bool)
     q = np.clip(np.array(run.q, dtype=float), model.lower, model.upper)
     err = np.array(run.error, dtype=float)
     shortfall = None if run.shortfall is None else np.array(run.shortfall, dtype=float)
@@ -89,7 +95,7 @@ def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.n
     if spec.own_answer:
         for i in np.flatnonzero(hit):
             reason[i] = f"collision: {NAMES[part[i]]}"
-        return Run(q, err, run.iterations, clamped, shortfall, refined, reason)
+        return Run(q, err, run.iterations, clamped, shortfall, refined, reason, searched)
     rows = np.flatnonzero(hit)
     if rows.size:
         near = nearest(model, [targets[rows, k] for k in range(3)], [q0[rows, i] for i in range(5)], ARRAY)
@@ -105,11 +111,13 @@ def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.n
         reason[rest] = unreachable_reasons(model, targets[rest], q0[rest])
         body = np.array([r.startswith("collision") for r in reason[rest]], dtype=bool)
         if body.any():  # the body alone is in the way: one search for all of them
-            got_q, got_d, got = closest_clear_batch(model, targets[rest[body]], q0[rest[body]])
-            q[rest[body][got]], err[rest[body][got]] = got_q[got], got_d[got]
-            body[body] = got
+            # Where no ray finds a clear point, the start posture: the single solve's search goes on to the
+            # closest pose without the body, which for these targets (reachable without it) is the target
+            # itself, and searches the same rays from there.
+            q[rest[body]], err[rest[body]] = clear_toward(model, targets[rest[body]], q0[rest[body]])[:2]
+        searched[rest[~body]] = True
         for i in rest[~body]:
             q[i], err[i] = closest(model, targets[i], q0[i])[:2]
     short = np.flatnonzero((err > tol) & (reason == ""))
     reason[short] = unreachable_reasons(model, targets[short], q0[short])
-    return Run(q, err, run.iterations, clamped, shortfall, refined, reason)
+    return Run(q, err, run.iterations, clamped, shortfall, refined, reason, searched)
