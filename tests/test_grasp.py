@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik.arm_args import decode_arms
 from nao_ik.grasp import APPROACH_DISTANCE, MIN_APPROACH_LENGTH, STEPS, approach_direction, plan_grasp
 from nao_ik.kinematics import forward
 from nao_ik.model import arm_model
+from nao_ik.service.arm_args import decode_arms
 
 HALF = 1 / math.sqrt(2)
 

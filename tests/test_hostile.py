@@ -2,7 +2,7 @@
 
 At least :data:`CALLS` calls per run (``NAO_IK_HOSTILE_CALLS`` another count; seeded,
 ``NAO_IK_HOSTILE_SEED`` another sequence), spread over every method that takes arguments
-(:data:`nao_ik.qi_args.SPECS`: a new method is fuzzed as soon as it is declared) and the
+(:data:`nao_ik.service.args.SPECS`: a new method is fuzzed as soon as it is declared) and the
 argument-less ones, from :data:`CLIENTS` clients at once, shared evenly among the stub's motion profiles
 (:data:`sim_stub.profiles.PROFILES`: the robot may move any of these ways). A call gets the right number of
 arguments most of the time, each argument valid or hostile (NaN, infinities, huge numbers,
@@ -25,7 +25,7 @@ import pytest
 from nao_ik import METHODS
 from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
-from nao_ik.qi_args import SPECS
+from nao_ik.service.args import SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack, qi

@@ -1,5 +1,5 @@
 """Hostile input over real libqi for the frame, both-arm, hand, pointing and reachability methods
-(:data:`nao_ik.arm_args.ARM_SPECS`), as test_hostile does for the others: valid or hostile arguments, the robot
+(:data:`nao_ik.service.arm_args.ARM_SPECS`), as test_hostile does for the others: valid or hostile arguments, the robot
 checked after every call."""
 
 import math
@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from nao_ik.arm_args import ARM_SPECS
+from nao_ik.service.arm_args import ARM_SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack

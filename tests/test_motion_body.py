@@ -13,7 +13,7 @@ from nao_ik.geometry.scalar_sweep import advance
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
-from nao_ik.sensed import CYCLE, MAX_AGE
+from nao_ik.service.sensed import CYCLE, MAX_AGE
 from nao_ik.sweep import SWEEP_MARGIN, Motion, overshoot, plan, sweep, sweep_moving
 from sim_stub.shapes import arms_gap
 

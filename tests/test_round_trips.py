@@ -56,7 +56,7 @@ def test_a_reach_costs_one_robot_round_trip_at_most(slow):
 
 
 def test_the_readings_are_polled_at_50_hz_while_in_use_and_not_after(mocker):
-    mocker.patch("nao_ik.sensed.WARM", 0.5)
+    mocker.patch("nao_ik.service.sensed.WARM", 0.5)
     motion = CountingMotion()
     s = Stack(motion)
     try:

@@ -14,7 +14,7 @@ path points must be lists (a tuple is refused as "a tuple or a set");
 refuses it). The whole argument is converted to Python objects before the
 method runs (``qi.Dynamic`` and ``qi.AnyArguments`` alike), so the size of a
 message is bounded below libqi, by its maximum payload (see
-:mod:`nao_ik.server`).
+:mod:`nao_ik.service.serve`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import validate
-from .pose import check_axis_mask, check_position6d
-from .track import validate_points
+from .. import validate
+from ..pose import check_axis_mask, check_position6d
+from ..track import validate_points
 
 
 class Spec(NamedTuple):

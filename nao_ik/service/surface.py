@@ -9,7 +9,7 @@ and call it from anywhere on that robot's service directory::
     ik = session.service("NaoArmIK")
     ik.reachTo(0.15, 0.10, 0.05, "analytic")
 
-Guarantees: every argument is checked (by :mod:`nao_ik.qi_args`, on the
+Guarantees: every argument is checked (by :mod:`nao_ik.service.args`, on the
 values as the caller sent them) before anything else happens; the angles sent
 to ``ALMotion.setAngles`` are finite and inside the limits that the connected
 robot reported with ``ALMotion.getLimits``; an error is raised to the caller
@@ -18,7 +18,7 @@ is wrong, and the service stays up for the next call.
 
 Concurrency: libqi calls the methods concurrently; the work runs on the
 service's own threads. Commands to one arm come from one job at a time
-(:mod:`nao_ik.jobs`), so two clients never interleave commands to an arm; a
+(:mod:`nao_ik.service.jobs`), so two clients never interleave commands to an arm; a
 reach or a new path on an arm stops the path running there (within one
 20 ms cycle, or one point's computation while it is computed),
 ``stopPath(arm)`` stops it, and a caller that cancels its ``trackPath``
@@ -28,7 +28,7 @@ that a caller's connection dropped: a path whose caller vanishes runs to
 its end, within its budget; a caller that may vanish cancels its future
 or calls ``stopPath`` first.)
 
-Time: every ALMotion call has a budget (:data:`nao_ik.motion_link.MOTION_TIMEOUT`),
+Time: every ALMotion call has a budget (:data:`nao_ik.service.link.MOTION_TIMEOUT`),
 every call a budget of :data:`CALL_BUDGET`; a call over its budget answers
 an error and sends nothing more. A path's budget runs from its arrival
 too: its first command by :data:`CALL_BUDGET` plus 0.1 s per point (the
@@ -53,29 +53,29 @@ from typing import Any, Callable, Iterator, NamedTuple
 import numpy as np
 import qi
 
-from . import validate
-from .all_solutions import solve_all
-from .api import METHODS, resolve_method, solve
+from .. import validate
+from ..all_solutions import solve_all
+from ..api import METHODS, resolve_method, solve
+from ..body import MARGIN
+from ..body import OTHER_ARM as OTHER_PART
+from ..both_arms import PairCheck, solve_both
+from ..collision import clear_of_body, clearance, posture_body
+from ..frames import FRAME_TORSO, check_transform, point_from_torso, point_to_torso, pose_to_torso
+from ..grasp import CLOSED, OPEN, plan_grasp
+from ..model import ARMS, ArmModel, arm_model
+from ..pointing import point_at
+from ..pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from ..reachability import ClearCheck, is_reachable, nearest_reachable
+from ..sweep import ARRIVED, Plan, pair_legs, pair_reason, plan, stream_regions, sweep_moving, sweep_region
+from ..sweep import seconds as move_seconds
+from ..track import track_path
+from .args import decode
 from .arm_args import decode_arms
-from .body import MARGIN
-from .body import OTHER_ARM as OTHER_PART
-from .both_arms import PairCheck, solve_both
-from .collision import clear_of_body, clearance, posture_body
-from .frames import FRAME_TORSO, check_transform, point_from_torso, point_to_torso, pose_to_torso
-from .grasp import CLOSED, OPEN, plan_grasp
 from .jobs import ArmChannel, Job, Stopped
-from .model import ARMS, ArmModel, arm_model
-from .motion_link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
-from .pointing import point_at
-from .pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
-from .qi_args import decode
-from .qi_methods import publish
-from .qilog import ServiceLog
-from .reachability import ClearCheck, is_reachable, nearest_reachable
+from .link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
+from .log import ServiceLog
+from .methods import publish
 from .sensed import SensedCache
-from .sweep import ARRIVED, Plan, pair_legs, pair_reason, plan, stream_regions, sweep_moving, sweep_region
-from .sweep import seconds as move_seconds
-from .track import track_path
 
 _private = qi.nobind  # helpers are not published over qi
 
@@ -688,7 +688,7 @@ class NaoArmIK:
         """Remember a command to the arm: its posture, when it was sent, its speed.
 
         ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
-        another thread, reaches ALMotion after the command (:mod:`nao_ik.sensed`'s ``since``).
+        another thread, reaches ALMotion after the command (:mod:`nao_ik.service.sensed`'s ``since``).
         """
         self._aim[arm] = [float(q) for q in angles]
         self._sent_at[arm] = sent
@@ -880,7 +880,7 @@ class NaoArmIK:
     def _arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:
         """The arm's model with the robot's limits and the body at the robot's posture, and its sensed angles.
 
-        The angles are at most two control cycles old (:mod:`nao_ik.sensed`), read now with ``fresh``.
+        The angles are at most two control cycles old (:mod:`nao_ik.service.sensed`), read now with ``fresh``.
         With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
         cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
         The same reading has the other arm and the hips: the model's body

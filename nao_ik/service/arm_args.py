@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import validate
-from .frames import FRAME_TORSO, check_frame
-from .grasp import approach_direction
-from .pose import check_position6d
-from .qi_args import KINDS, Spec, in_metres
+from .. import validate
+from ..frames import FRAME_TORSO, check_frame
+from ..grasp import approach_direction
+from ..pose import check_position6d
+from .args import KINDS, Spec, in_metres
 
 
 def _arm_target(side: str) -> Callable[[Any], tuple]:
