@@ -70,7 +70,6 @@ from ..sweep import ARRIVED, Plan, pair_legs, pair_reason, plan, stream_regions,
 from ..sweep import seconds as move_seconds
 from ..track import track_path
 from .args import decode
-from .arm_args import decode_arms
 from .jobs import ArmChannel, Job, Stopped
 from .link import MOTION_TIMEOUT, MotionLink, Unanswered, reply_limits
 from .log import ServiceLog
@@ -331,11 +330,11 @@ class NaoArmIK:
     # ------------------------------------------------------------- internals
 
     @_private
-    def _decode(self, name: str, values: tuple, decoder: Callable[[str, tuple], dict] = decode) -> dict:
+    def _decode(self, name: str, values: tuple) -> dict:
         if self._closing.is_set():
             raise RuntimeError("NaoArmIK is stopping: no new calls")
         try:
-            return decoder(name, values)
+            return decode(name, values)
         except ValueError as e:
             self._log.warning(f"{name} refused", f"{name}: refused: {e}")
             raise
@@ -955,7 +954,7 @@ class NaoArmIK:
         The target is converted with ``ALMotion.getTransform("Torso", frame, True)``; the answer adds
         ``frame`` and ``targetInFrame`` (its ``target`` is in FRAME_TORSO).
         """
-        a = self._decode_arms("reachToInFrame", (arm, x, y, z, frame, method))
+        a = self._decode("reachToInFrame", (arm, x, y, z, frame, method))
         return self._submit("reachToInFrame", lambda job, end: self._reach_in_frame(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 7)
@@ -963,26 +962,26 @@ class NaoArmIK:
         self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any, fractionMaxSpeed: Any
     ) -> Any:
         """``reachToInFrame`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
-        a = self._decode_arms("reachToInFrameWithSpeed", (arm, x, y, z, frame, method, fractionMaxSpeed))
+        a = self._decode("reachToInFrameWithSpeed", (arm, x, y, z, frame, method, fractionMaxSpeed))
         return self._submit("reachToInFrameWithSpeed", lambda job, end: self._reach_in_frame(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def computeAnglesInFrame(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, method: Any) -> Any:
         """The answer ``reachToInFrame`` would send, without moving the robot."""
-        a = self._decode_arms("computeAnglesInFrame", (arm, x, y, z, frame, method))
+        a = self._decode("computeAnglesInFrame", (arm, x, y, z, frame, method))
         return self._submit("computeAnglesInFrame", lambda job, end: self._reach_in_frame(a, None, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def reachToPoseInFrame(self, arm: Any, position6D: Any, frame: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803
         """``reachToPose`` with the position6D in ``frame`` (0, 1, 2); the answer adds ``frame`` and
         ``position6DInFrame`` (its ``position6D`` is in FRAME_TORSO)."""
-        a = self._decode_arms("reachToPoseInFrame", (arm, position6D, frame, axisMask, method))
+        a = self._decode("reachToPoseInFrame", (arm, position6D, frame, axisMask, method))
         return self._submit("reachToPoseInFrame", lambda job, end: self._pose_in_frame(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def computePoseInFrame(self, arm: Any, position6D: Any, frame: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803
         """The answer ``reachToPoseInFrame`` would send, without moving the robot."""
-        a = self._decode_arms("computePoseInFrame", (arm, position6D, frame, axisMask, method))
+        a = self._decode("computePoseInFrame", (arm, position6D, frame, axisMask, method))
         return self._submit("computePoseInFrame", lambda job, end: self._pose_in_frame(a, None, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
@@ -993,14 +992,14 @@ class NaoArmIK:
         ``dexterity`` (the allowed elbow swivel there, degrees), ``intervals`` (``[branch, start, end]``),
         for the robot's limits and the arm's current WristYaw. No motion.
         """
-        a = self._decode_arms("isReachable", (arm, x, y, z, frame))
+        a = self._decode("isReachable", (arm, x, y, z, frame))
         return self._submit("isReachable", lambda job, end: self._reachability(a, False, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
     def nearestReachable(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
         """``isReachable`` plus the nearest reachable point: ``nearest`` (in ``frame``; the target when
         reachable), ``distance`` (m) and ``angles`` (a configuration with the hand there). No motion."""
-        a = self._decode_arms("nearestReachable", (arm, x, y, z, frame))
+        a = self._decode("nearestReachable", (arm, x, y, z, frame))
         return self._submit("nearestReachable", lambda job, end: self._reachability(a, True, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 5)
@@ -1011,13 +1010,13 @@ class NaoArmIK:
         ``miss`` (m, the target's distance from the forearm's line), ``reason`` ("" when pointed),
         ``names``, ``angles``, ``moved``, ``jointChange``, ``moveSeconds``. Nothing moves when not pointed.
         """
-        a = self._decode_arms("pointAt", (arm, x, y, z, frame))
+        a = self._decode("pointAt", (arm, x, y, z, frame))
         return self._submit("pointAt", lambda job, end: self._point(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def pointAtWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """``pointAt`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
-        a = self._decode_arms("pointAtWithSpeed", (arm, x, y, z, frame, fractionMaxSpeed))
+        a = self._decode("pointAtWithSpeed", (arm, x, y, z, frame, fractionMaxSpeed))
         return self._submit("pointAtWithSpeed", lambda job, end: self._point(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 3)
@@ -1030,32 +1029,32 @@ class NaoArmIK:
         ``orientationError``, ``method``, ``clamped``), ``reached`` (both), ``collision`` ("" when the
         pair is clear), ``moved``, ``jointChange``, ``moveSeconds``.
         """
-        a = self._decode_arms("reachBoth", (left, right, method))
+        a = self._decode("reachBoth", (left, right, method))
         return self._submit("reachBoth", lambda job, end: self._reach_both(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachBothWithSpeed(self, left: Any, right: Any, method: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """``reachBoth`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
-        a = self._decode_arms("reachBothWithSpeed", (left, right, method, fractionMaxSpeed))
+        a = self._decode("reachBothWithSpeed", (left, right, method, fractionMaxSpeed))
         return self._submit("reachBothWithSpeed", lambda job, end: self._reach_both(a, job, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic])
     def openHand(self, arm: Any) -> Any:
         """Open the arm's hand (LHand / RHand to 1); returns ``arm``, ``hand``, ``opening``, ``moveSeconds``."""
-        a = self._decode_arms("openHand", (arm,))
+        a = self._decode("openHand", (arm,))
         return self._submit("openHand", lambda job, end: self._hand_answer(a["arm"], OPEN, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic])
     def closeHand(self, arm: Any) -> Any:
         """Close the arm's hand (LHand / RHand to 0); answers like ``openHand``."""
-        a = self._decode_arms("closeHand", (arm,))
+        a = self._decode("closeHand", (arm,))
         return self._submit("closeHand", lambda job, end: self._hand_answer(a["arm"], CLOSED, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 3)
     def setHandWithSpeed(self, arm: Any, opening: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """Move the arm's hand to ``opening`` (0 closed .. 1 open) at this call's own fraction of its
         maximum speed, in [0.01, 1]; answers like ``openHand``."""
-        a = self._decode_arms("setHandWithSpeed", (arm, opening, fractionMaxSpeed))
+        a = self._decode("setHandWithSpeed", (arm, opening, fractionMaxSpeed))
         return self._submit(
             "setHandWithSpeed", lambda job, end: self._hand_answer(a["arm"], a["opening"], end, a["fractionMaxSpeed"])
         )
@@ -1070,22 +1069,18 @@ class NaoArmIK:
         ``completed``, ``failedStep`` ("" or the step that could not be done), ``reason``, ``steps``
         (per step done: ``step``, ``target``, ``reached``, ``error``, ``hand``), ``moved``.
         """
-        a = self._decode_arms("grasp", (arm, x, y, z, approach))
+        a = self._decode("grasp", (arm, x, y, z, approach))
         return self._submit("grasp", lambda job, end: self._grasp(a, job, end), GRASP_BUDGET)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def graspWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, approach: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """``grasp`` at this call's own fraction of the joints' maximum speed, in [0.01, 1] (arm and hand);
         the call's budget grows as the speed falls below the default."""
-        a = self._decode_arms("graspWithSpeed", (arm, x, y, z, approach, fractionMaxSpeed))
+        a = self._decode("graspWithSpeed", (arm, x, y, z, approach, fractionMaxSpeed))
         budget = GRASP_BUDGET * max(1.0, DEFAULT_SPEED / a["fractionMaxSpeed"])
         return self._submit("graspWithSpeed", lambda job, end: self._grasp(a, job, end), budget)
 
     # ----------------------------------------------------------- frames, both arms, hands: internals
-
-    @_private
-    def _decode_arms(self, name: str, values: tuple) -> dict:
-        return self._decode(name, values, decode_arms)
 
     @_private
     def _torso(self, frame: int, end: float) -> Any:
