@@ -326,7 +326,7 @@ def _wait(cond, timeout=10.0):
 
 def test_commands_to_one_arm_never_interleave(awake, mocker):
     """The service's declared concurrency: reaches on one arm one at a time, the two arms side by side."""
-    real = nao_ik.service.surface.solve
+    real = nao_ik.service.reach.solve
     spans = {"LArm": [], "RArm": []}
 
     def slow(target, model, *a, **k):
@@ -336,7 +336,7 @@ def test_commands_to_one_arm_never_interleave(awake, mocker):
         spans[model.arm].append((t0, time.monotonic()))
         return out
 
-    mocker.patch("nao_ik.service.surface.solve", side_effect=slow)
+    mocker.patch("nao_ik.service.reach.solve", side_effect=slow)
     errors = []
 
     def client(y):

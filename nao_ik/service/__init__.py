@@ -29,12 +29,12 @@ from typing import Any
 _EXPORTS = {
     "NaoArmIK": "surface",
     "register": "surface",
-    "DEFAULT_METHOD": "surface",
+    "DEFAULT_METHOD": "reach",
     "DEFAULT_SPEED": "surface",
     "CALL_BUDGET": "surface",
-    "CYCLE": "surface",
-    "ROBOT_PROTECTION": "surface",
-    "RobotProtection": "surface",
+    "CYCLE": "engine",
+    "ROBOT_PROTECTION": "engine",
+    "RobotProtection": "engine",
 }
 
 __all__ = list(_EXPORTS)
