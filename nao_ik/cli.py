@@ -147,7 +147,7 @@ def sim_main(argv: Sequence[str]) -> int:
         view = _import_view(p, "cli")
         view.run_sim_view(a.listen, view.view_options(a, "view-"), ready, apps_dir=a.apps_dir)
         return 0
-    from .server import run_sim
+    from .service.serve import run_sim
 
     run_sim(
         a.listen,
@@ -212,11 +212,11 @@ def serve_main(argv: Sequence[str]) -> int:
     password = os.environ.get("NAOQI_PASSWORD")
     if a.user and password is None:
         p.error("--user needs the password in the NAOQI_PASSWORD environment variable")
-    from . import supervisor
+    from .service import supervisor
 
     if not supervisor.is_worker():  # the service runs in a worker process, restarted if libqi crashes it
         return supervisor.supervise([sys.executable, "-m", "nao_ik.cli", "serve", *argv])
-    from .server import limit_message_size, serve
+    from .service.serve import limit_message_size, serve
 
     limit_message_size()  # before libqi reads its first message
     quiet_qi()

@@ -26,7 +26,7 @@ import numpy as np
 from .bench import sample_targets
 from .latency import format_costs, measure
 from .model import ARMS
-from .supervisor import process_tree
+from .service.supervisor import process_tree
 
 METHODS = ("dls", "fabrik", "jacobian-pinv", "sdls")
 #: A safety answer: "<what>: motion: ..." or "collision: ...", nothing sent.

@@ -50,7 +50,7 @@ RUNTIME = (
     "nao_ik/geometry/scalar_clearance.py",
     "nao_ik/geometry/scalar_sweep.py",
     "nao_ik/geometry/intervals.py",
-    "nao_ik/qi_methods.py",
+    "nao_ik/service/methods.py",
     "nao_ik/robot/__init__.py",
     "nao_ik/robot/arms.py",
     "nao_ik/robot/checks.py",
@@ -66,6 +66,7 @@ RUNTIME = (
 STUBS = {
     "nao_ik/__init__.py": '"""nao-ik\'s robot runtime: nao_ik.robot (the numpy parts stay on the computer)."""\n',
     "nao_ik/geometry/__init__.py": '"""The scalar path of nao_ik.geometry (plain floats, no numpy)."""\n',
+    "nao_ik/service/__init__.py": '"""How a service\'s methods are published over qi (nao_ik.service.methods)."""\n',
 }
 SERVICE_NAME = "NaoArmIK"
 #: What ServiceManager runs, from the package's folder; ``--qi-url`` is NAOqi on the robot itself

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from nao_ik.supervisor import process_tree
+from nao_ik.service.supervisor import process_tree
 from sim_stub.robot import SimulatedRobot
 from tests import report
 from tests.qi_fixtures import qi

@@ -87,7 +87,7 @@ def test_a_path_stops_when_almotion_goes_and_the_arm_is_served_when_it_is_back(a
 
 
 def test_a_path_stops_when_the_robot_session_goes_and_serve_recovers():
-    from nao_ik.server import serve
+    from nao_ik.service.serve import serve
     from sim_stub.robot import SimulatedRobot
     from tests.test_cli import free_port
 

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik.arm_args import decode_arms
 from nao_ik.grasp import APPROACH_DISTANCE, MIN_APPROACH_LENGTH, STEPS, approach_direction, plan_grasp
 from nao_ik.kinematics import forward
 from nao_ik.model import arm_model
+from nao_ik.service.args import decode
 
 HALF = 1 / math.sqrt(2)
 
@@ -62,7 +62,7 @@ def test_degenerate_or_non_finite_approaches_are_refused_by_both(approach, messa
     with pytest.raises(ValueError, match=message):  # the library
         plan_grasp(reachable_target(), approach, "LArm")
     with pytest.raises(ValueError, match=message):  # the service's decoder
-        decode_arms("grasp", ("LArm", 0.1, 0.1, 0.0, approach))
+        decode("grasp", ("LArm", 0.1, 0.1, 0.0, approach))
 
 
 def test_the_floor_is_the_length_not_a_component():
@@ -90,6 +90,6 @@ def test_a_huge_approach_plans_the_same_grasp_as_its_direction():
 
 
 def test_the_service_decodes_a_huge_approach_to_the_same_unit_direction():
-    a = decode_arms("grasp", ("LArm", 0.1, 0.1, 0.0, [1e200, 1e200, 0.0]))
+    a = decode("grasp", ("LArm", 0.1, 0.1, 0.0, [1e200, 1e200, 0.0]))
     assert a["approach"] == approach_direction([1.0, 1.0, 0.0])
     np.testing.assert_allclose(a["approach"], (HALF, HALF, 0.0), atol=1e-15)

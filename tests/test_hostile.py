@@ -2,7 +2,7 @@
 
 At least :data:`CALLS` calls per run (``NAO_IK_HOSTILE_CALLS`` another count; seeded,
 ``NAO_IK_HOSTILE_SEED`` another sequence), spread over every method that takes arguments
-(:data:`nao_ik.qi_args.SPECS`: a new method is fuzzed as soon as it is declared) and the
+(:data:`nao_ik.service.args.SPECS` but :data:`ARM_METHODS`: a new method is fuzzed as soon as it is declared) and the
 argument-less ones, from :data:`CLIENTS` clients at once, shared evenly among the stub's motion profiles
 (:data:`sim_stub.profiles.PROFILES`: the robot may move any of these ways). A call gets the right number of
 arguments most of the time, each argument valid or hostile (NaN, infinities, huge numbers,
@@ -25,10 +25,19 @@ import pytest
 from nao_ik import METHODS
 from nao_ik.geometry.pose import forward_pose
 from nao_ik.model import arm_model
-from nao_ik.qi_args import SPECS
+from nao_ik.service import args
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack, qi
+
+#: The frame, both-arm, hand, pointing and reachability methods: test_hostile_arms fuzzes them (a grasp waits for
+#: the robot at every step); this file the others.
+ARM_METHODS = (
+    "reachToInFrame", "reachToInFrameWithSpeed", "computeAnglesInFrame", "reachToPoseInFrame", "computePoseInFrame",
+    "isReachable", "nearestReachable", "pointAt", "pointAtWithSpeed", "reachBoth", "reachBothWithSpeed", "openHand",
+    "closeHand", "setHandWithSpeed", "grasp", "graspWithSpeed",
+)  # fmt: skip
+SPECS = {name: spec for name, spec in args.SPECS.items() if name not in ARM_METHODS}
 
 #: Under ``make test``; ``make soak`` sends 20,000 (every reach's motion is certified and a move near the body
 #: waits for the arm at each of its legs: calls that move take up to a second or two).

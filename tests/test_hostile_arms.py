@@ -1,5 +1,5 @@
 """Hostile input over real libqi for the frame, both-arm, hand, pointing and reachability methods
-(:data:`nao_ik.arm_args.ARM_SPECS`), as test_hostile does for the others: valid or hostile arguments, the robot
+(:data:`tests.test_hostile.ARM_METHODS`), as test_hostile does for the others: valid or hostile arguments, the robot
 checked after every call."""
 
 import math
@@ -9,11 +9,13 @@ from collections import Counter
 
 import pytest
 
-from nao_ik.arm_args import ARM_SPECS
+from nao_ik.service.args import SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack
-from tests.test_hostile import HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
+from tests.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
+
+ARM_SPECS = {name: SPECS[name] for name in ARM_METHODS}
 
 #: Calls per stub motion profile (``make soak``: 2,000).
 CALLS = int(os.environ.get("NAO_IK_HOSTILE_ARM_CALLS", "200"))

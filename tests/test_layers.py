@@ -35,10 +35,10 @@ LAYERS = [
         "report_kt_pose",
         "body_bench",
     ),
-    # the services, their parts
-    ("service", "qi_methods", "qi_args", "arm_args", "jobs", "motion_link", "qilog", "sensed", "robot"),
+    # the services: the computer's (its surface, engine, answers, decoder, serving and supervisor) and the robot's
+    ("service", "robot"),
     # view: the optional live 3-D view (extra "view"); body_report: `nao-ik bench --body`, which times reachTo over qi
-    ("server", "supervisor", "loadtest", "latency", "demo", "view", "body_report"),
+    ("loadtest", "latency", "demo", "view", "body_report"),
     ("cli", "robot_pkg"),
 ]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}

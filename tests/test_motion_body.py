@@ -13,7 +13,7 @@ from nao_ik.geometry.scalar_sweep import advance
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
 from nao_ik.nn.data import random_configurations
-from nao_ik.sensed import CYCLE, MAX_AGE
+from nao_ik.service.sensed import CYCLE, MAX_AGE
 from nao_ik.sweep import SWEEP_MARGIN, Motion, overshoot, plan, sweep, sweep_moving
 from sim_stub.shapes import arms_gap
 
@@ -306,16 +306,16 @@ def test_a_sagging_arm_arrives_at_its_swung_out_posture(awake):
 def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protection(mocker):
     """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
     "collision" - the answer says the robot's protection stopped it, not that time ran out."""
-    from nao_ik.service import ROBOT_PROTECTION, NaoArmIK, RobotProtection
+    from nao_ik.service.engine import ROBOT_PROTECTION, Engine, RobotProtection
 
-    ik = NaoArmIK.__new__(NaoArmIK)
-    ik._sensed = mocker.Mock()
-    ik._sensed.read.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0)
-    ik._motion = mocker.Mock(timeout=1.0)
-    ik._motion.call.return_value = "collision"
+    ik = Engine.__new__(Engine)
+    ik.sensed = mocker.Mock()
+    ik.sensed.read.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0)
+    ik.motion = mocker.Mock(timeout=1.0)
+    ik.motion.call.return_value = "collision"
     with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
-        ik._arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
-    ik._motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
-    ik._motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
+    ik.motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
+    ik.motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
     with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
-        ik._arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)

@@ -169,7 +169,7 @@ def test_a_cancelled_path_stops_computing(awake):
     fut = computing(awake, "LArm")
     fut.cancel()
     end = time.monotonic() + 1.0
-    while awake.service._arms["LArm"]._current is not None:  # the job holds its arm while it computes
+    while awake.service._engine.arms["LArm"]._current is not None:  # the job holds its arm while it computes
         assert time.monotonic() < end, "the cancelled path is still computing"
         time.sleep(0.01)
     fut.wait(1000)

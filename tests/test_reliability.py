@@ -262,7 +262,7 @@ def test_almotion_session_closed_then_back():
 
 
 def test_serve_reconnects_when_the_robot_session_drops():
-    from nao_ik.server import serve
+    from nao_ik.service.serve import serve
     from sim_stub.robot import SimulatedRobot
     from tests.test_cli import free_port
 
@@ -295,7 +295,7 @@ def test_serve_reconnects_when_the_robot_session_drops():
 
 
 def test_serve_passes_user_and_password_to_libqi(mocker):
-    from nao_ik.server import AuthenticatorFactory, serve
+    from nao_ik.service.serve import AuthenticatorFactory, serve
     from sim_stub.robot import SimulatedRobot
 
     spy = mocker.spy(AuthenticatorFactory, "newAuthenticator")
@@ -326,7 +326,7 @@ def _wait(cond, timeout=10.0):
 
 def test_commands_to_one_arm_never_interleave(awake, mocker):
     """The service's declared concurrency: reaches on one arm one at a time, the two arms side by side."""
-    real = nao_ik.service.solve
+    real = nao_ik.service.reach.solve
     spans = {"LArm": [], "RArm": []}
 
     def slow(target, model, *a, **k):
@@ -336,7 +336,7 @@ def test_commands_to_one_arm_never_interleave(awake, mocker):
         spans[model.arm].append((t0, time.monotonic()))
         return out
 
-    mocker.patch("nao_ik.service.solve", side_effect=slow)
+    mocker.patch("nao_ik.service.reach.solve", side_effect=slow)
     errors = []
 
     def client(y):

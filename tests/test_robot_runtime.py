@@ -370,7 +370,7 @@ def test_the_package_declares_the_service_and_holds_the_runtime(tmp_path):
 
 qi = pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for the served tests")
 
-from nao_ik.supervisor import process_tree  # noqa: E402
+from nao_ik.service.supervisor import process_tree  # noqa: E402
 from sim_stub.robot import SimulatedRobot  # noqa: E402
 
 

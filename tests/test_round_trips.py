@@ -56,7 +56,7 @@ def test_a_reach_costs_one_robot_round_trip_at_most(slow):
 
 
 def test_the_readings_are_polled_at_50_hz_while_in_use_and_not_after(mocker):
-    mocker.patch("nao_ik.sensed.WARM", 0.5)
+    mocker.patch("nao_ik.service.sensed.WARM", 0.5)
     motion = CountingMotion()
     s = Stack(motion)
     try:
@@ -169,27 +169,27 @@ def test_a_path_command_that_timed_out_still_counts_as_sent():
         s.stub.setHang("setAngles", 0)
         s.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"])
         ran = [c["angles"] for c in s.stub.getRecordedCommands() if c["method"] == "setAngles"]
-        assert ran and s.service._aim["LArm"] == pytest.approx(ran[-1])  # the robot ran it: the service knows
+        assert ran and s.service._engine.aim["LArm"] == pytest.approx(ran[-1])  # the robot ran it: the service knows
     finally:
         s.close()
 
 
 @pytest.mark.parametrize("answered", [True, False])
 def test_a_command_is_kept_as_the_arms_last_only_where_it_may_have_run(mocker, answered):
-    """_call_aimed (trackPath, reachBoth): a setAngles that ALMotion answered with an error did not run, so the arm's
+    """call_aimed (trackPath, reachBoth): a setAngles that ALMotion answered with an error did not run, so the arm's
     last command stays what it was; one with no answer in time may have run, so it becomes the last command."""
     s = Stack()
     try:
-        svc = s.service
-        before = list(svc._aim.get("LArm") or [])
-        mocker.patch.object(svc._motion, "result", side_effect=RuntimeError("ALMotion.setAngles failed or timed out"))
+        svc = s.service._engine
+        before = list(svc.aim.get("LArm") or [])
+        mocker.patch.object(svc.motion, "result", side_effect=RuntimeError("ALMotion.setAngles failed or timed out"))
         refused = "ALMotion.setAngles failed: refused" if answered else ""
-        mocker.patch.object(svc._motion, "failure", return_value=refused)
+        mocker.patch.object(svc.motion, "failure", return_value=refused)
         q = [0.1, 0.2, -0.3, -0.4, 0.0]
         with pytest.raises(RuntimeError):
-            svc._call_aimed([("LArm", q)], ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"],
+            svc.call_aimed([("LArm", q)], ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"],
                             q, 0.2, time.monotonic() + 2)  # fmt: skip
-        assert list(svc._aim.get("LArm") or []) == (before if answered else q)
+        assert list(svc.aim.get("LArm") or []) == (before if answered else q)
     finally:
         s.close()
 
@@ -203,9 +203,9 @@ def test_a_reach_held_up_between_its_check_and_its_command_does_not_fail(mocker,
     each."""
     import random
 
-    from nao_ik.service import NaoArmIK
+    from nao_ik.service.engine import Engine
 
-    real = NaoArmIK._send
+    real = Engine.send
     held = []
 
     def held_up(self, arm, names, angles, speed, end):
@@ -214,7 +214,7 @@ def test_a_reach_held_up_between_its_check_and_its_command_does_not_fail(mocker,
             time.sleep(0.1)
         return real(self, arm, names, angles, speed, end)
 
-    mocker.patch.object(NaoArmIK, "_send", held_up)
+    mocker.patch.object(Engine, "send", held_up)
     s = Stack(latency=0.005, profile=profile)
     try:
         s.motion.wakeUp()

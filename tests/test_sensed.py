@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from nao_ik.motion_link import Pending
-from nao_ik.sensed import MAX_AGE, SensedCache
+from nao_ik.service.link import Pending
+from nao_ik.service.sensed import MAX_AGE, SensedCache
 
 NAMES = ["A", "B"]
 

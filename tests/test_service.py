@@ -237,7 +237,7 @@ def test_almotion_gone_then_back(awake):
 
 
 def test_a_solver_exception_leaves_the_service_serving(awake, mocker):
-    mocker.patch("nao_ik.service.solve", side_effect=ZeroDivisionError("boom"))
+    mocker.patch("nao_ik.service.reach.solve", side_effect=ZeroDivisionError("boom"))
     with pytest.raises(RuntimeError, match="ZeroDivisionError: boom"):
         awake.ik.reachTo(0.15, 0.12, 0.08, "dls")
     assert awake.moves() == []
@@ -247,7 +247,7 @@ def test_a_solver_exception_leaves_the_service_serving(awake, mocker):
 
 def test_a_non_finite_answer_is_never_sent(awake, mocker):
     bad = nao_ik.Solution((0.1, float("nan"), 0.0, -0.5, 0.0), arm_model("LArm").names, True, 0.0, 1, "dls", "LArm")
-    mocker.patch("nao_ik.service.solve", return_value=bad)
+    mocker.patch("nao_ik.service.reach.solve", return_value=bad)
     with pytest.raises(RuntimeError, match="non-finite angle"):
         awake.ik.reachTo(0.15, 0.12, 0.08, "dls")
     assert awake.moves() == []
@@ -255,7 +255,7 @@ def test_a_non_finite_answer_is_never_sent(awake, mocker):
 
 def test_an_out_of_limit_answer_is_clamped_and_reported(awake, mocker):
     over = nao_ik.Solution((0.1, 0.2, 3.0, -0.5, 0.0), arm_model("LArm").names, True, 0.0, 1, "dls", "LArm")
-    mocker.patch("nao_ik.service.solve", return_value=over)
+    mocker.patch("nao_ik.service.reach.solve", return_value=over)
     r = awake.ik.reachTo(0.15, 0.12, 0.08, "dls")
     assert r["clamped"] == ["LElbowYaw"]
     assert awake.moves()[-1]["angles"][2] == pytest.approx(arm_model("LArm").upper[2])

@@ -254,11 +254,11 @@ def test_the_stack_takes_a_profile():
 
 def test_nao_ik_sim_passes_profile_cycle_and_sag(monkeypatch):
     pytest.importorskip("qi")
-    import nao_ik.server
+    import nao_ik.service.serve
     from nao_ik import cli
 
     got = {}
-    monkeypatch.setattr(nao_ik.server, "run_sim", lambda listen, **kw: got.update(kw, listen=listen))
+    monkeypatch.setattr(nao_ik.service.serve, "run_sim", lambda listen, **kw: got.update(kw, listen=listen))
     assert cli.sim_main(["--profile", "smooth", "--cycle-ms", "12", "--sag-mrad", "2"]) == 0
     assert got["profile"] == "smooth" and got["cycle"] == pytest.approx(0.012) and got["sag"] == pytest.approx(0.002)
     got.clear()

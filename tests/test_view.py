@@ -397,7 +397,7 @@ def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
 
 def test_the_view_stays_off_the_core_path():
     code = (
-        "import sys, nao_ik, nao_ik.cli, nao_ik.demo, nao_ik.server, nao_ik.service, sim_stub.robot; "
+        "import sys, nao_ik, nao_ik.cli, nao_ik.demo, nao_ik.service.serve, nao_ik.service.surface, sim_stub.robot; "
         "print(sorted(m for m in sys.modules if m.startswith(('viser', 'nao_ik.view'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)

@@ -4,7 +4,7 @@
 
 The same method names and answers as the computer-side service (:mod:`nao_ik.service`) for
 the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
-``getMethods``, ``setSpeed``, ``getSpeed``; the method may be left out (:mod:`nao_ik.qi_methods`).
+``getMethods``, ``setSpeed``, ``getSpeed``; the method may be left out (:mod:`nao_ik.service.methods`).
 Every argument is checked first (:mod:`nao_ik.robot.checks`); bad input gets a one-line ValueError
 naming it and the robot receives no command.
 
@@ -35,7 +35,7 @@ import qi
 
 from ..body_data import MARGIN, body_rows
 from ..geometry.scalar_clearance import clearance
-from ..qi_methods import publish
+from ..service.methods import publish
 from . import checks
 from .arms import MODELS
 from .link import MOTION_TIMEOUT, Link, first_line, now
@@ -167,7 +167,7 @@ class NaoArmIK(object):
         def run():
             try:
                 answer = work(end)
-            except Exception as e:  # one line, as qi_methods.one_line answers
+            except Exception as e:  # one line, as methods.one_line answers
                 self._slots.release()
                 promise.setError("%s: %s" % (type(e).__name__, first_line(e)))
             else:

@@ -45,7 +45,7 @@ def run_sim_view(listen: str, options: ViewOptions, ready: Callable[[str], None]
 
     from sim_stub.robot import SimulatedRobot
 
-    from ..server import POLL, stop_on_signals
+    from ..service.serve import POLL, stop_on_signals
 
     stop = stop_on_signals()
     with SimulatedRobot(listen, apps_dir=apps_dir) as robot:
@@ -88,7 +88,7 @@ def main(argv: Sequence[str]) -> int:
         size = take_screenshot(a.screenshot)
         print(f"screenshot: {a.screenshot} ({size} bytes)")
         return 0
-    from ..server import stop_on_signals
+    from ..service.serve import stop_on_signals
 
     stop = stop_on_signals()
     if a.replay:

@@ -37,7 +37,7 @@ import threading
 import time
 from typing import NamedTuple, Sequence
 
-from .motion_link import MotionLink, Pending, reply_numbers
+from .link import MotionLink, Pending, reply_numbers
 
 #: ALMotion's control period, seconds.
 CYCLE = 0.02

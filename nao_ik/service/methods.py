@@ -13,9 +13,9 @@ qi-python sends an exception raised by a bound method as its type, message
 and the server's Python stack. :func:`publish` turns every exception of a
 method into a failed future whose error is one line (``"ValueError: target x
 must be ..."``); the stack of a failure that is not a refusal goes to the
-object's ``_log`` where it has one (a :class:`nao_ik.qilog.ServiceLog`).
+object's ``_log`` where it has one (a :class:`nao_ik.service.log.ServiceLog`).
 
-Used by the computer-side service (:mod:`nao_ik.service`) and the robot
+Used by the computer-side service (:mod:`nao_ik.service.surface`) and the robot
 runtime (:mod:`nao_ik.robot.service`): written in the common subset of
 Python 2.7 and 3.
 """

@@ -18,7 +18,7 @@ whole argument to Python objects before the service could refuse it (a
 110 kB (measured: refused with a 100,000-byte cap, taken with 110,000).
 
 A value nested thousands of lists deep is small and still crashes libqi as
-it decodes it: :mod:`nao_ik.supervisor` restarts the service then.
+it decodes it: :mod:`nao_ik.service.supervisor` restarts the service then.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any, Callable, Union
 
 import qi
 
-from .robot.stop import StopFlag
-from .service import DEFAULT_SPEED, register
+from ..robot.stop import StopFlag
+from .surface import DEFAULT_SPEED, register
 
 #: What stops ``serve`` and ``run_sim``: a ``threading.Event`` or the signals' :class:`StopFlag`.
 Stop = Union[threading.Event, StopFlag]

@@ -32,7 +32,7 @@ WORKER_ENV = "NAO_IK_SERVE_WORKER"
 #: A worker that stops with this status is not restarted (a usage error: it would fail again).
 USAGE_ERROR = 2
 #: Seconds the worker may take to stop after a forwarded signal: more than its own deadline
-#: (:data:`nao_ik.server.STOP_DEADLINE`), after which it prints its threads' stacks and exits.
+#: (:data:`nao_ik.service.serve.STOP_DEADLINE`), after which it prints its threads' stacks and exits.
 STOP_GRACE = 15.0
 BURST, BURST_SECONDS = 3, 10.0
 BACKOFF_START, BACKOFF_MAX = 0.5, 10.0

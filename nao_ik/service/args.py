@@ -1,4 +1,4 @@
-"""The one argument decoder of the NaoArmIK qi methods: arguments as the caller sent them, checked by name.
+"""The argument decoder of the NaoArmIK qi methods: arguments as the caller sent them, checked by name.
 
 Every qi method declares its arguments ``qi.Dynamic``, so libqi hands over
 what the caller sent: with ``qi.Double`` it would turn ``True`` into ``1.0``
@@ -14,7 +14,11 @@ path points must be lists (a tuple is refused as "a tuple or a set");
 refuses it). The whole argument is converted to Python objects before the
 method runs (``qi.Dynamic`` and ``qi.AnyArguments`` alike), so the size of a
 message is bounded below libqi, by its maximum payload (see
-:mod:`nao_ik.server`).
+:mod:`nao_ik.service.serve`).
+
+Targets in FRAME_TORSO that no arm reaches by over a metre are refused
+(millimetres sent for metres); a target in another frame is checked once
+converted to FRAME_TORSO, and a point to point at may be far away.
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from . import validate
-from .pose import check_axis_mask, check_position6d
-from .track import validate_points
+from .. import validate
+from ..frames import FRAME_TORSO, check_frame
+from ..grasp import approach_direction
+from ..pose import check_axis_mask, check_position6d
+from ..track import validate_points
 
 
 class Spec(NamedTuple):
@@ -59,6 +65,26 @@ def _coordinate(label: str) -> Callable[[Any], float]:
     return lambda value: validate.target_coordinate(value, label)
 
 
+def _arm_target(side: str) -> Callable[[Any], tuple]:
+    def check(value: Any) -> tuple:
+        if not isinstance(value, (list, tuple)) or len(value) not in (3, 6):
+            raise ValueError(
+                f"{side} must be a list [x, y, z] or a position6D [x, y, z, wx, wy, wz], got {validate.show(value)}"
+            )
+        if len(value) == 3:
+            return validate.target(value)
+        return check_position6d(value)
+
+    return check
+
+
+def _opening(value: Any) -> float:
+    opening = validate.number(value, "opening")
+    if not 0.0 <= opening <= 1.0:
+        raise ValueError(f"opening must be in [0, 1] (0 closed, 1 open), got {opening!r}")
+    return opening
+
+
 #: How each argument name is decoded.
 KINDS: dict[str, Callable[[Any], Any]] = {
     "arm": validate.arm,
@@ -71,6 +97,11 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "fractionMaxSpeed": validate.speed,
     "position6D": check_position6d,
     "axisMask": check_axis_mask,
+    "frame": check_frame,
+    "approach": approach_direction,
+    "left": _arm_target("left"),
+    "right": _arm_target("right"),
+    "opening": _opening,
 }
 
 #: Every NaoArmIK qi method that takes arguments.
@@ -88,6 +119,22 @@ SPECS: dict[str, Spec] = {
     "reachToPoseWithSpeed": Spec(("arm", "position6D", "axisMask", "method", "fractionMaxSpeed")),
     "computePose": Spec(("arm", "position6D", "axisMask", "method")),
     "getPose": Spec(("arm",)),
+    "reachToInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
+    "reachToInFrameWithSpeed": Spec(("arm", "x", "y", "z", "frame", "method", "fractionMaxSpeed")),
+    "computeAnglesInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
+    "reachToPoseInFrame": Spec(("arm", "position6D", "frame", "axisMask", "method")),
+    "computePoseInFrame": Spec(("arm", "position6D", "frame", "axisMask", "method")),
+    "isReachable": Spec(("arm", "x", "y", "z", "frame")),
+    "nearestReachable": Spec(("arm", "x", "y", "z", "frame")),
+    "pointAt": Spec(("arm", "x", "y", "z", "frame")),
+    "pointAtWithSpeed": Spec(("arm", "x", "y", "z", "frame", "fractionMaxSpeed")),
+    "reachBoth": Spec(("left", "right", "method")),
+    "reachBothWithSpeed": Spec(("left", "right", "method", "fractionMaxSpeed")),
+    "openHand": Spec(("arm",)),
+    "closeHand": Spec(("arm",)),
+    "setHandWithSpeed": Spec(("arm", "opening", "fractionMaxSpeed")),
+    "grasp": Spec(("arm", "x", "y", "z", "approach")),
+    "graspWithSpeed": Spec(("arm", "x", "y", "z", "approach", "fractionMaxSpeed")),
 }
 
 
@@ -101,7 +148,8 @@ def decode(method: str, values: tuple) -> dict[str, Any]:
     out = {name: KINDS[name](value) for name, value in zip(spec.names, values)}
     if "x" in out:
         out["target"] = (out["x"], out["y"], out["z"])
-    in_metres(out)
+    if out.get("frame", FRAME_TORSO) == FRAME_TORSO and not method.startswith("pointAt"):
+        in_metres(out)  # other frames: once converted to FRAME_TORSO; a pointed-at target may be far away
     return out
 
 

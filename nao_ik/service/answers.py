@@ -1,0 +1,217 @@
+"""The service's answers: one function per kind, each built from the library's solution object and what the
+engine sent (:class:`nao_ik.service.engine.Command`), so that every field of an answer is defined once.
+
+The answers are qi maps (``{str: value}``) of plain Python values: floats, ints, bools, strings and lists of
+them. docs/service.md describes their fields for the callers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..frames import point_from_torso
+from .engine import ROBOT_PROTECTION, Command
+
+
+def _motion(command: Command, moved: bool) -> dict:
+    """The fields of an arm's motion: whether it moved, its largest joint change (rad) and how long it takes."""
+    return {"moved": bool(moved), "jointChange": float(command.change), "moveSeconds": float(command.seconds)}
+
+
+def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms: float, command: Command,
+          moved: bool, protected: bool) -> dict:  # fmt: skip
+    """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``protected``: the
+    robot's own collision protection stopped the arm on its way."""
+    commands = command.commands
+    return {
+        "arm": arm,
+        "method": method,
+        "target": list(target),
+        "names": names,
+        "angles": command.angles,
+        "reached": bool(sol.reached) and not protected,
+        "error": float(sol.error),
+        "iterations": int(sol.iterations),
+        "solveTimeMs": float(solve_ms),
+        "clamped": command.clamped,
+        **_motion(command, moved),
+        # How much farther than attainable the hand stays (0 when reached; -1 for the
+        # papers' approximations, which keep their own answers), and whether the
+        # method's own answer was replaced by the closest attainable pose.
+        "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
+        "refined": bool(sol.refined),
+        # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
+        # "robot collision protection" (the robot's own protection stopped the arm on its way).
+        "reason": ROBOT_PROTECTION if protected else str(sol.reason),
+        # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
+        # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
+        # 0 (computeAngles only) when no safe motion from the current posture exists.
+        "commands": len(commands),
+        # The swung-out postures commanded before the answer (empty for a direct move).
+        "via": [list(q) for q in (commands[:-1] if commands and commands[-1] == command.angles else commands)],
+    }
+
+
+def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: float, command: Command,
+         moved: bool) -> dict:  # fmt: skip
+    """A pose reach's (``reachToPose`` ..., ``computePose``): ``sol`` a :class:`nao_ik.PoseSolution`."""
+    return {
+        "arm": arm,
+        "method": sol.method,
+        "position6D": list(position6d),
+        "axisMask": mask,
+        "names": names,
+        "angles": command.angles,
+        "reached": bool(sol.reached),
+        "reason": str(sol.reason),
+        "error": float(sol.error),
+        "positionError": float(sol.position_error),
+        "orientationError": float(sol.rotation_error),
+        "iterations": int(sol.iterations),
+        "solveTimeMs": float(solve_ms),
+        "clamped": command.clamped,
+        **_motion(command, moved),
+        "commands": len(command.commands),
+    }
+
+
+def in_frame(answer: dict, frame: int, name: str, value: Any) -> dict:
+    """``answer`` (its target in FRAME_TORSO) with the caller's ``frame`` and, as ``name``, the target in it."""
+    answer.update({"frame": frame, name: list(value)})
+    return answer
+
+
+def path(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float,
+         completed: bool = False, via: list | None = None) -> dict:  # fmt: skip
+    """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``; ``via``: the
+    postures the arm was swung through on its way to the first point (sent before it)."""
+    done = errors[: len(angles)] or errors[:1] or [0.0]
+    return {
+        "arm": arm,
+        "method": method,
+        "names": names,
+        "angles": angles,
+        "errors": errors[: len(angles)],
+        "completed": bool(completed),
+        "rmsError": float(math.sqrt(sum(e * e for e in done) / len(done))),
+        "seconds": float(seconds),
+        "sent": len(angles),
+        "via": [] if via is None else via,
+        "stopped": stopped,
+    }
+
+
+def both(names: list, angles: list, pair: Any, commands: list, collision: str, moved: bool, sent: int,
+         legs: list) -> dict:  # fmt: skip
+    """``reachBoth``'s: ``pair`` a :class:`nao_ik.both_arms.BothArms`, ``commands`` each arm's
+    :class:`~nao_ik.service.engine.Command`, ``legs`` the ten-joint postures of the move (its last one the
+    answer), ``sent`` how many of them were sent."""
+    sides = {}
+    for side, ans, c in zip(("left", "right"), (pair.left, pair.right), commands):
+        sides[side] = {
+            "reached": bool(ans.reached),
+            "error": float(ans.error),
+            "orientationError": float(ans.orientation_error),
+            "method": ans.method,
+            "clamped": c.clamped,
+        }
+    return {
+        "names": names,
+        "angles": angles,
+        **sides,
+        "reached": bool(pair.left.reached and pair.right.reached),
+        "collision": collision,
+        "moved": bool(moved),
+        "jointChange": float(max(commands[0].change, commands[1].change)),
+        "moveSeconds": float(max(commands[0].seconds, commands[1].seconds)),
+        # The ten-joint commands of the move (1 direct; more where the arms go in legs), and the legs' ends
+        # before the answer.
+        "commands": sent if moved else len(legs),
+        "via": [lq + rq for lq, rq in legs[:-1]],
+    }
+
+
+def hand(arm: str, hand: str, opening: float, seconds: float) -> dict:
+    """``openHand``'s, ``closeHand``'s, ``setHandWithSpeed``'s: the opening sent and how long it takes."""
+    return {"arm": arm, "hand": hand, "opening": opening, "moved": True, "moveSeconds": seconds}
+
+
+def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: list, shown: list) -> dict:
+    """``grasp``'s: ``done`` the steps (:class:`nao_ik.grasp.GraspStep`) the robot did, ``shown`` those the
+    answer lists; ``failed`` the step that could not be done ("" none)."""
+    return {
+        "arm": arm,
+        "target": list(target),
+        "approach": list(approach),
+        "completed": not failed,
+        "failedStep": failed,
+        "reason": reason,
+        "moved": bool(done),
+        "steps": [
+            {
+                "step": s.name,
+                "target": [] if s.target is None else list(s.target),
+                "reached": bool(s.reached),
+                "error": float(s.error),
+                "hand": -1.0 if s.hand is None else float(s.hand),
+            }
+            for s in shown
+        ],
+    }
+
+
+def point(arm: str, frame: int, target: Any, torso_target: Any, found: Any, names: list, command: Command,
+          moved: bool) -> dict:  # fmt: skip
+    """``pointAt``'s: ``found`` a :class:`nao_ik.pointing.Pointing`, ``torso_target`` the target in
+    FRAME_TORSO."""
+    return {
+        "arm": arm,
+        "frame": frame,
+        "target": list(target),
+        "targetTorso": list(torso_target),
+        "pointed": bool(found.found),
+        "miss": float(found.miss),
+        "reason": found.reason,
+        "names": names,
+        "angles": command.angles,
+        **_motion(command, moved),
+    }
+
+
+def reachability(arm: str, frame: int, target: Any, torso_target: Any, found: Any, torso: Any,
+                 names: list | None = None) -> dict:  # fmt: skip
+    """``isReachable``'s; with ``names`` (the arm's joints), ``nearestReachable``'s: ``found`` a
+    :class:`nao_ik.reachability.Reachability`, ``torso`` the torso's transform in ``frame``."""
+    answer = {
+        "arm": arm,
+        "frame": frame,
+        "target": list(target),
+        "targetTorso": list(torso_target),
+        "reachable": bool(found.reachable),
+        "dexterity": float(found.dexterity),
+        "intervals": [[b, lo, hi] for b, lo, hi in found.intervals],
+    }
+    if names is not None:
+        answer.update(
+            nearest=list(point_from_torso(found.nearest, torso)),
+            distance=float(found.distance),
+            names=names,
+            angles=[float(q) for q in found.angles],
+        )
+    return answer
+
+
+def solutions(arm: str, target: Any, names: list, found: Any) -> dict:
+    """``computeAllSolutions``': ``found`` a :class:`nao_ik.all_solutions.AllSolutions`."""
+    return {
+        "arm": arm,
+        "target": list(target),
+        "reachable": found.reachable,
+        "names": names,
+        "intervals": [[b, lo, hi] for b, lo, hi in found.intervals],
+        "solutions": [
+            {"branch": s.branch, "swivel": s.swivel, "angles": list(s.angles), "error": s.error}
+            for s in found.solutions
+        ],
+    }

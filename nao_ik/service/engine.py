@@ -1,0 +1,481 @@
+"""The command engine: what stands between a call's answer and ``ALMotion.setAngles``, written once.
+
+It keeps the arms' state (the robot's limits as a model per arm, the last command sent to each arm, its
+speed and when it went out), reads the robot (:mod:`nao_ik.service.sensed`), and sends every arm command
+through the same checks: finite, clamped into the limits the robot reported, clear of the body at the
+robot's posture (the other arm included, where it is and where it may be on its way), and a motion to it
+that does not cross the body (swung out around it where needed, each leg sent once the arm got there).
+
+Who commands an arm is decided by :mod:`nao_ik.service.jobs`; :meth:`Engine.held` is the one place that
+takes an arm for a job, hears of its earlier commands' failure and gives it back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from typing import Any, Iterator, NamedTuple
+
+from ..body import MARGIN
+from ..collision import clearance, posture_body
+from ..model import ARMS, ArmModel, arm_model
+from ..sweep import ARRIVED, Plan, plan, sweep_moving
+from ..sweep import seconds as move_seconds
+from .jobs import ArmChannel, Job
+from .link import MotionLink, Unanswered, reply_limits
+from .log import ServiceLog
+from .sensed import SensedCache
+
+CYCLE = 0.02  # ALMotion's control period, seconds
+#: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
+OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
+BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
+#: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
+STILL = 5e-4
+#: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
+#: would cross the body.
+MOVING = (
+    "motion: the arm is still moving toward its last command, and from where it may be on the way there "
+    "the new one would cross the body"
+)
+#: A step has arrived when every sensed angle is within this of the command (rad); a step may take
+#: twice its computed time plus this margin (s).
+ARRIVAL_TOLERANCE = 1e-3
+ARRIVAL_MARGIN = 1.0
+#: A still arm whose sensed angles are all within SAG (rad) of its command has arrived too: under load, Smart
+#: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
+#: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
+SAG = 0.06
+#: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
+#: ALMotion's ``isCollision`` whether the robot's own protection did it.
+STOPPED_CYCLES = 5
+#: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
+ROBOT_PROTECTION = "robot collision protection"
+
+
+class Way(NamedTuple):
+    """A moving arm's way (:meth:`Engine.way`): from its reading toward its last command, at that command's
+    fractionMaxSpeed. A command now starts anywhere on it (:func:`nao_ik.sweep.sweep_moving`)."""
+
+    reading: list
+    aim: list
+    fraction: float
+
+
+class Command(NamedTuple):
+    """What :meth:`Engine.command` did (or would do) with an arm's answer."""
+
+    angles: list  # the angles sent (finite, clamped into the robot's limits)
+    clamped: list  # the names of the joints clamped
+    change: float  # the largest joint change, rad
+    seconds: float  # how long the move takes (setAngles moves each joint at fractionMaxSpeed of its maximum)
+    # The postures of the move: those sent when moving (the last one is the answer unless a later call took the
+    # arm on the way), else those it takes (none: no safe motion).
+    commands: list
+
+
+class RobotProtection(RuntimeError):
+    """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
+
+    partial: Command | tuple = ()
+
+
+def apart(a: Any, b: Any) -> float:
+    """How far apart two postures are: their largest joint difference (rad)."""
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
+def still_for(still: int, now: Any, last: Any) -> int:
+    """Readings in a row the arm has not moved (by more than STILL a cycle), counting ``now``."""
+    return still + 1 if last is not None and apart(now, last) <= STILL else 0
+
+
+def check_motors(arm: str, names: list, stiffness: list) -> None:
+    """Refuse an arm whose motors are off (the service does not switch them on by itself)."""
+    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
+    if off:
+        raise RuntimeError(
+            f"{arm} motors are off (stiffness 0 on {', '.join(off)}): call ALMotion.wakeUp() or setStiffnesses first"
+        )
+
+
+def left(end: float) -> float:
+    """Seconds left until ``end`` (monotonic), at least 0."""
+    return max(0.0, end - time.monotonic())
+
+
+class Engine:
+    """The arms' state and the one path of their commands.
+
+    Args:
+        session: a qi session connected to the robot's service directory.
+        speed: default ``fractionMaxSpeed`` for ``setAngles`` (:attr:`speed`; ``setSpeed`` changes it).
+        motion_timeout: seconds each ALMotion call may take.
+        budget: seconds each call may take (named in the messages of a call over it).
+        body: keep the arms clear of the body. Off only to measure what the check costs.
+        log: the service's log.
+    """
+
+    def __init__(self, session: Any, speed: float, motion_timeout: float, budget: float, body: bool,
+                 log: ServiceLog):  # fmt: skip
+        self.speed = speed
+        self.budget = budget
+        self.log = log
+        self._body = body
+        self._models: dict[str, ArmModel] = {}
+        self.motion = MotionLink(session, motion_timeout, self._new_motion)
+        self.sensed = SensedCache(self.motion, [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS)
+        self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
+        self.aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
+        self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
+        self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
+        self.arms = {arm: ArmChannel(arm) for arm in ARMS}
+
+    def close(self, end: float) -> None:
+        """Stop reading the robot and stop every path, waiting for each until ``end`` (monotonic) at most."""
+        self.sensed.close()
+        for channel in self.arms.values():
+            channel.stop("the service is stopping", left(end))
+
+    @contextlib.contextmanager
+    def held(self, arms: tuple | list, job: Job, end: float, take_by: float | None = None) -> Iterator[None]:
+        """Hold ``arms`` for ``job`` meanwhile: each taken in turn (stopping a path there; by ``take_by``, default
+        ``end``), then each arm's earlier commands heard of (:meth:`_settle`: none failed), each given back at the
+        end whatever happens.
+
+        Two callers that take both arms take them in the same order (ARMS), so neither waits for the other's
+        second arm.
+        """
+        try:
+            for arm in arms:
+                self.arms[arm].take(job, left(end if take_by is None else take_by))
+            for arm in arms:
+                self._settle(arm, end)
+            yield
+        finally:
+            for arm in arms:
+                self.arms[arm].release(job)
+
+    @contextlib.contextmanager
+    def holding(self, arm: str, job: Job | None, end: float) -> Iterator[tuple]:
+        """The arm's model and sensed posture (:meth:`arm_state`); with a job, the arm is held meanwhile.
+
+        A job takes the arm (:meth:`held`) and needs the motors on; without one (a computation) nothing is held.
+        """
+        if job is None:
+            yield self.arm_state(arm, motors=False, end=end)
+            return
+        with self.held((arm,), job, end):
+            yield self.arm_state(arm, motors=True, end=end)
+
+    def command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
+                speed: float | None = None, job: Job | None = None) -> Command:  # fmt: skip
+        """The last line of defence before setAngles, and the commands themselves when moving.
+
+        Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
+        the body's margin (``model.body``: NAO's body at its posture and the other arm) is never sent;
+        the motion to it is checked (:func:`nao_ik.sweep.plan`): where the direct motion would cross
+        the body, the arm is first swung out (the sequence's commands are sent in turn, each after the
+        arm reached the one before; a later call on the arm ends the sequence); where no safe sequence
+        exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
+        (:meth:`send`); ``speed`` is its fractionMaxSpeed (default: the service's).
+
+        Returns:
+            What was (or would be) sent: :class:`Command`.
+        """
+        speed = self.speed if speed is None else speed
+        angles = [float(q) for q in angles]
+        if not all(math.isfinite(q) for q in angles):
+            raise RuntimeError(f"{what} produced a non-finite angle; nothing sent")
+        safe = list(model.clamp(angles))
+        clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
+        change = apart(safe, start)
+        seconds = move_seconds(model, start, safe, speed)
+        if model.body:
+            model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what)
+            if route is None or not route.commands:
+                if move:
+                    why = f"collision: {near.part}" if route is None else route.reason
+                    raise RuntimeError(f"{what}: {why}; nothing sent")
+                return Command(safe, clamped, change, seconds, [])
+            change = apart(safe, start)
+            seconds = max(move_seconds(model, start, safe, speed), route.seconds)
+        else:
+            route, way = None, None
+        commands = [safe] if route is None else route.commands
+        if not move:
+            return Command(safe, clamped, change, seconds, commands)
+        names, sent = list(model.names), []
+        for k, q in enumerate(commands):
+            if time.monotonic() > end:
+                raise RuntimeError(f"the reach took longer than its {self.budget:g} s budget; nothing more sent")
+            if k:
+                try:
+                    way = self.arrive(model, commands[k - 1], job, end, speed)
+                except RobotProtection as e:
+                    e.partial = Command(safe, clamped, change, seconds, sent)
+                    raise
+                if way is None:
+                    break  # a later call took the arm: it commands from where the arm is
+                # The body now: the other arm may have moved, or been sent somewhere, since the plan.
+                model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
+                if clearance(model, safe, model.body).distance < MARGIN - 1e-6:
+                    raise RuntimeError(f"{what}: collision: the {clearance(model, safe, model.body).part} is now where "
+                                       "the arm was going; nothing more sent")  # fmt: skip
+                # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
+                if not sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
+                    raise RuntimeError(f"{what}: motion: from where the arm reached its last posture on the way the "
+                                       "next move would cross the body; nothing more sent")  # fmt: skip
+            self.send(model.arm, names, q, speed, end)
+            sent.append(q)
+        return Command(safe, clamped, change, seconds, sent)
+
+    def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
+              what: str) -> tuple:  # fmt: skip
+        """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
+
+        ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
+        moving and from somewhere on its way the new motion would cross the body, wait until it stops there
+        and plan from where it is.
+
+        Returns:
+            (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
+            arm's way as checked).
+        """
+        if start is None:
+            model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
+        near = clearance(model, goal, model.body)
+        route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        while move and route is not None and route.reason == MOVING:  # until it stopped, or the budget ends
+            model, start = self.wait_still(model, job, end, what)
+            # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
+            # it will not set off toward it any more, so it is where it is.
+            stopped = time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
+            near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
+            route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
+                          else (None, None))  # fmt: skip
+        other = self.model(OTHER_ARM[model.arm], end)
+        if move and (route is None or not route.commands) and self.aim.get(other.arm) is not None:
+            # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
+            # until it is there (at once if it is), and plan again from a fresh reading.
+            self.wait_still(other, job, end, what, state=False)
+            model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
+            near = clearance(model, goal, model.body)
+            route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        return model, start, near, route, way
+
+    def route(self, model: ArmModel, start: Any, goal: list, speed: float,
+               stopped: bool = False) -> tuple[Plan, Way | None]:  # fmt: skip
+        """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
+
+        While the arm may still be moving toward its last command, the first command arrives with the
+        arm somewhere on its way there (:meth:`way`): its motion must be clear from all of it, at any timing
+        (:func:`nao_ik.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
+        else no commands, with the reason :data:`MOVING`.
+
+        With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone.
+
+        Returns:
+            (the plan, the arm's way as checked, or None when the arm is still).
+        """
+        way = None if stopped else self.way(model, start)
+        if way is None:
+            return plan(model, start, goal, speed), None
+        if sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear:  # the direct motion, from all the way
+            return Plan([goal], "", move_seconds(model, start, goal, speed)), way
+        route = plan(model, start, goal, speed)
+        if len(route.commands) > 1 and sweep_moving(model, way.reading, way.aim, way.fraction, route.commands[0]).clear:
+            return route, way
+        alt = plan(model, way.aim, goal, speed)  # planned from where the arm is going instead
+        if alt.commands and sweep_moving(model, way.reading, way.aim, way.fraction, alt.commands[0]).clear:
+            return alt, way
+        return Plan([], MOVING, route.seconds), way
+
+    def way(self, model: ArmModel, start: Any) -> Way | None:
+        """The arm's way from its reading ``start`` toward its last command; None when it is still there."""
+        aim = self.aim.get(model.arm)
+        # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm up to 12 mm).
+        if aim is None or apart(aim, start) <= 1e-9:
+            return None
+        return Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0))
+
+    def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True) -> tuple | None:
+        """Wait until the arm stops (at its last command, or wherever it was stopped); its state then.
+
+        Returns:
+            (model, start) as :meth:`arm_state` reads them then (None without ``state``).
+        """
+        arm, names, aim = model.arm, list(model.names), self.aim.get(model.arm)
+        last, still = None, 0
+        while True:
+            now, _ = self.sensed.read(names, left(end), fresh=True)
+            if aim is None or apart(now, aim) <= ARRIVED:
+                break
+            # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
+            still = still_for(still, now, last)
+            if still >= 2:
+                break
+            last = now
+            if job.stop.wait(CYCLE):
+                raise RuntimeError(f"{what}: motion: waiting for the arm to stop, {job.reason}; nothing sent")
+            if time.monotonic() > end:
+                raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
+        return self.arm_state(arm, motors=True, end=end, fresh=True) if state else None
+
+    def arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float) -> Way | None:
+        """Wait until the arm has stopped at ``via`` (a sequence's intermediate posture): within ARRIVED of
+        it, or within SAG (a sagging joint), and no joint moving more than STILL over a cycle. The next
+        command then turns no joint that is still moving, so no joint overshoots the leg's box.
+
+        Returns:
+            The arm's way from there (:meth:`way`: where it stopped), or None where the job was stopped first
+            (a later call took the arm).
+
+        Raises:
+            RobotProtection: the arm stopped short and the robot says its collision protection did it.
+        """
+        last, still = None, 0
+        while True:
+            now, _ = self.sensed.read(list(model.names), left(end), fresh=True)
+            off = apart(now, via)
+            still = still_for(still, now, last)
+            if still and off <= ARRIVED or still >= 2 and off <= SAG:
+                return Way(list(now), list(now), speed)
+            if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
+                self._protected(model.arm, end, "on its way to a swung-out posture")
+            last = now
+            if job is not None and job.stop.wait(CYCLE):
+                return None
+            if time.monotonic() > end:
+                raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
+
+    def _protected(self, arm: str, end: float, where: str) -> None:
+        """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it."""
+        try:
+            state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
+        except RuntimeError:  # an ALMotion without it, or no answer: the budget decides
+            return
+        if state == "collision":
+            raise RobotProtection(f"{ROBOT_PROTECTION}: the robot stopped the {arm} {where} (isCollision: "
+                                  "collision); nothing more sent")  # fmt: skip
+
+    def send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
+        """``setAngles`` without waiting for ALMotion's answer; its failure reaches the arm's next call.
+
+        Safe because the angles are checked already and the arm's commands stay in order (one job
+        at a time sends on an arm, over one connection). The arm's next call first checks the
+        answers (:meth:`_settle`).
+        """
+        pending = self.motion.start("setAngles", names, angles, speed, budget=left(end))
+        sent = time.monotonic()  # the call is on its way: a reading asked from now on comes after it
+        failed = self.motion.failure(pending)  # refused at once (ALMotion gone): this caller hears it
+        if failed:
+            raise RuntimeError(failed)
+        self._sent[arm].add(pending)
+        self._aimed(arm, angles, sent, speed)
+        self.sensed.follow(left(end))  # a reading that shows this command, ready for the arm's next call
+
+    def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
+        """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
+        remembered once the answer came, and also when none came in time (it may have gone out and run); not
+        when it could not be sent or ALMotion answered with an error (it did not run)."""
+        pending = self.motion.start("setAngles", names, angles, speed, budget=left(end))
+        try:
+            self.motion.result(pending)
+        except RuntimeError:
+            if not self.motion.failure(pending):  # no answer (timed out, cancelled): it may run
+                self._aim_all(aims, speed)
+            raise
+        self._aim_all(aims, speed)
+
+    def _aim_all(self, aims: list, speed: float) -> None:
+        sent = time.monotonic()
+        for arm, q in aims:
+            self._aimed(arm, q, sent, speed)
+
+    def _aimed(self, arm: str, angles: Any, sent: float, speed: float) -> None:
+        """Remember a command to the arm: its posture, when it was sent, its speed.
+
+        ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
+        another thread, reaches ALMotion after the command (:mod:`nao_ik.service.sensed`'s ``since``).
+        """
+        self.aim[arm] = [float(q) for q in angles]
+        self._sent_at[arm] = sent
+        self._aim_speed[arm] = speed
+
+    def _settle(self, arm: str, end: float) -> None:
+        """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
+        try:
+            self._sent[arm].check(left(end))
+        except RuntimeError as e:
+            raise RuntimeError(f"an earlier command to {arm} failed, so this one was not sent: {e}") from None
+
+    def arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:
+        """The arm's model with the robot's limits and the body at the robot's posture, and its sensed angles.
+
+        The angles are at most two control cycles old (:mod:`nao_ik.service.sensed`), read now with ``fresh``.
+        With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
+        cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
+        The same reading has the other arm and the hips: the model's body
+        (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links:
+        where it is, and where it may be on its way to its last command (any profile, overshoot included).
+        """
+        model = self.model(arm, end)
+        other = self.model(OTHER_ARM[arm], end)
+        names = list(model.names)
+        read = names + list(other.names) + BODY_JOINTS
+        current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, self._sent_at.get(arm, -math.inf))
+        if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
+            # Off in a cached reading: read again before refusing (a wakeUp may have come since).
+            current, stiff, reading = self.sensed.read_timed(read, left(end), fresh=True)
+        if motors:
+            check_motors(arm, names, stiff[:5])
+        start = model.clamp(current[:5])
+        if model.body:
+            seen = other.clamp(current[5:10])
+            aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
+            moving = aim is not None and apart(aim, seen) > 1e-9
+            body = posture_body((current[10], current[11]), (other, seen), aim if moving else None,
+                                self._aim_speed.get(other.arm, 1.0), (current[12], current[13]))  # fmt: skip
+            model = model._replace(body=body)
+        return model, start
+
+    def _new_motion(self) -> None:
+        """A new ALMotion: its limits and readings are read again; commands sent to the old one are forgotten."""
+        self._models.clear()
+        self.sensed.invalidate()
+
+    def model(self, arm: str, end: float) -> ArmModel:
+        model = self._models.get(arm)
+        if model is None:
+            base = arm_model(arm) if self._body else arm_model(arm)._replace(body=())
+            names = list(base.names)
+            reported = reply_limits(self.motion.call("getLimits", names, budget=left(end)), names)
+            try:
+                model = base.with_limits(reported)
+            except ValueError as e:  # the robot's fault, not the caller's
+                raise RuntimeError(f"ALMotion.getLimits returned unusable limits: {e}") from None
+            self._models[arm] = model
+        return model
+
+    def wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float,
+                      arm: str | None = None) -> None:  # fmt: skip
+        """Wait until the sensed angles are at the command (1 mrad, or SAG once still), the job is stopped, or
+        time is up; an ``arm`` stopped short that the robot's protection holds raises :class:`RobotProtection`."""
+        allowed = 2.0 * seconds + ARRIVAL_MARGIN
+        limit = min(end, time.monotonic() + allowed)
+        last, still = None, 0
+        while True:
+            now = self.motion.numbers("getAngles", names, True, count=len(names), budget=left(end))
+            off = apart(now, angles)
+            still = still_for(still, now, last)
+            if off <= ARRIVAL_TOLERANCE or still >= 2 and off <= SAG:
+                return
+            if arm is not None and still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
+                self._protected(arm, end, "on its way")
+            last = now
+            if job.stop.wait(CYCLE):
+                raise RuntimeError(job.reason)
+            if time.monotonic() > limit:
+                raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")

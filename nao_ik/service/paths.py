@@ -1,0 +1,156 @@
+"""``trackPath``'s work: a Cartesian path computed and checked whole, then streamed one command per cycle.
+
+The angles follow Oyama & Tachi's tracking control (:mod:`nao_ik.track`) from the arm's posture. Every
+point, and the motion to it from wherever the arm may be when it arrives, is checked against the body
+before the first command; a first point more than a cycle away is reached first like a reach. The path is
+a job on its arm: a stop request ends it before its next command.
+
+Its budget (:func:`extra`): from its arrival, the call's budget plus :data:`PATH_COMPUTE_BUDGET` per point to
+compute it (then it is abandoned, nothing sent); from its first command, the call's budget plus
+:data:`PATH_POINT_BUDGET` per point to send it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+from ..body import MARGIN
+from ..collision import clearance
+from ..model import ArmModel, arm_model
+from ..sweep import ARRIVED, stream_regions, sweep_moving, sweep_region
+from ..sweep import seconds as move_seconds
+from ..track import track_path
+from . import answers
+from .engine import CYCLE, MOVING, Engine, Way, apart
+from .jobs import Job, Stopped
+from .reach import position_method
+
+#: A path's extra budget per point to compute it (before the first command) ...
+PATH_COMPUTE_BUDGET = 0.1
+#: ... and, from its first command, the call's budget plus this per point: its 20 ms cycle and ALMotion's answer.
+PATH_POINT_BUDGET = CYCLE + 0.02
+
+
+def sending(a: dict, budget: float) -> float:
+    """A path's budget from its first command: a call's ``budget`` and each point's cycle."""
+    return budget + len(a["points"]) * PATH_POINT_BUDGET
+
+
+def extra(a: dict, budget: float, compute: float) -> float:
+    """A path's budget beyond the call's: ``compute`` s per point to compute it, then :func:`sending`."""
+    return len(a["points"]) * compute + sending(a, budget)
+
+
+def track(engine: Engine, arm: str, a: dict, job: Job, end: float, compute: float) -> dict:
+    """The path ``a["points"]`` on ``arm``; ``compute``: its budget per point to compute it (:func:`extra`)."""
+    name = position_method(a["method"])
+    speed = a.get("fractionMaxSpeed", engine.speed)
+    first = end - sending(a, engine.budget)  # the first command's deadline
+
+    def check(k: int) -> None:
+        """While the path is computed: its stop request and its budget end the computation."""
+        if job.stop.is_set():
+            raise Stopped(job.reason)
+        if time.monotonic() > first:
+            raise RuntimeError(
+                f"trackPath {name}: computing the path took longer than its budget ({engine.budget:g} s + "
+                f"{compute:g} s per point; at point {k} of {len(a['points'])}); nothing sent"
+            )
+
+    try:
+        with engine.held((arm,), job, end, take_by=first):
+            return _held(engine, arm, a, job, end, name, speed, check)
+    except Stopped:  # while it waited for the arm or was computed: nothing sent
+        return answers.path(arm, name, list(arm_model(arm).names), [], [], job.reason, 0.0)
+
+
+def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, speed: float,
+          check: Callable[[int], None]) -> dict:  # fmt: skip
+    """A path on an arm its job holds: computed and checked (``check`` before each point), then sent."""
+    model, start = engine.arm_state(arm, motors=True, end=end)
+    names = list(model.names)
+    for attempt in range(2):
+        tracked = track_path(a["points"], model, name, initial=start, check=check)
+        safe = [list(model.clamp(q)) for q in tracked.angles.tolist()]
+        if not all(math.isfinite(q) for qs in safe for q in qs):
+            raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
+        way = engine.way(model, start)
+        # A first point more than a cycle away is reached first, like a reach (swung out around the
+        # body where needed, then waited for): a stream of commands starting far from the arm would
+        # leave it behind, heading straight for later points.
+        lead = move_seconds(model, start, safe[0], speed) > CYCLE
+        blocked = _blocked(engine, model, start, safe, speed, way, lead, check)
+        if attempt or blocked is None or not blocked[1].startswith(MOVING):
+            break
+        # From where the arm may be on its way to its last command the path's first motion would cross
+        # the body: wait until it stops, then compute the path from there.
+        model, start = engine.wait_still(model, job, end, f"trackPath {name}")
+    check(len(safe))
+    t0 = time.monotonic()
+    sent, done, vias = 0, t0 - CYCLE, []
+    if lead and (blocked is None or blocked[0] > 0):
+        lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
+                                       speed, job).commands  # fmt: skip
+        vias = [list(q) for q in lead_commands[:-1]]
+        sent = 1
+        # The rest of the path streams once the arm is there (nothing to wait for after a single point).
+        if len(safe) > 1 and (blocked is None or blocked[0] > 1):
+            way = engine.arrive(model, safe[0], job, end, speed)
+            if way is None:
+                blocked = (1, job.reason)
+            elif apart(way.reading, safe[0]) > ARRIVED:
+                # Stopped short of the first point (a sagging joint): the stream is checked from there.
+                again = _blocked(engine, model, way.reading, safe, speed, None, False, check)
+                if again is not None and (blocked is None or again[0] < blocked[0]):
+                    blocked = (max(1, again[0]), again[1])
+        done = time.monotonic()
+    for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
+        # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
+        # last one, so a late command is never followed by one within the same cycle. A stop
+        # request ends the wait at once.
+        if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
+            break
+        engine.call_aimed([(arm, q)], names, q, speed, end)
+        done = time.monotonic()
+        sent += 1
+    stopped = (blocked[1] if blocked is not None and sent == blocked[0] else job.reason) if sent < len(safe) else ""
+    return answers.path(arm, name, names, safe[:sent], [float(e) for e in tracked.errors], stopped,
+                        time.monotonic() - t0, bool(tracked.completed) and sent == len(safe), vias)  # fmt: skip
+
+
+def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,
+             lead: bool, check: Callable[[int], None]) -> tuple | None:  # fmt: skip
+    """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
+
+    With ``lead``, the first point is reached like a reach (:meth:`Engine.command`: a plan from the arm's
+    posture, swung out where needed) and waited for; else its motion is checked from the reading and,
+    where the arm may still be moving toward its last command, from everywhere on its way there (``way``).
+    Every later command is checked from wherever the arm may be when it arrives, at any profile: among
+    the points commanded since the last one it has surely reached (:func:`nao_ik.sweep.stream_regions`),
+    each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
+    ``check`` is called before each point's checks.
+    """
+    if not model.body:
+        return None
+    for k, q in enumerate(path):
+        check(k)
+        near = clearance(model, q, model.body)
+        if near.distance < MARGIN - 1e-6:
+            return k, f"collision: {near.part} at point {k}"
+    if lead:
+        route, _ = engine.route(model, start, path[0], speed)
+        if not route.commands:
+            return 0, f"{route.reason} (the path's first point)"
+    elif path and way is not None and not sweep_moving(model, way.reading, way.aim, way.fraction, path[0]).clear:
+        return 0, f"{MOVING} (the path's first point)"
+    base = path[0] if lead else start
+    for k, (region, grow) in enumerate(stream_regions(model, base, path, speed, CYCLE, ARRIVED if lead else 0.0)):
+        if lead and k == 0:
+            continue
+        check(k)
+        move = sweep_region(model, region, grow)
+        if not move.clear:
+            return k, f"collision: the motion to point {k} may cross the {move.part or 'body'}"
+    return None

@@ -1,0 +1,159 @@
+"""The one-arm calls' work: a reach to a point or a pose (in any frame), pointing, reachability, every solution
+and the hand's pose.
+
+Each function runs on a service thread with the call's decoded arguments ``a`` (:mod:`nao_ik.service.args`)
+and its deadline ``end`` (monotonic s). The library computes (:mod:`nao_ik.api`, :mod:`nao_ik.pose`,
+:mod:`nao_ik.pointing`, :mod:`nao_ik.reachability`, :mod:`nao_ik.all_solutions`); the engine reads the robot
+and sends (:mod:`nao_ik.service.engine`); :mod:`nao_ik.service.answers` builds the answer. With a job the
+arm is held and moved; without one (``computeAngles`` ...) nothing is held or sent.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import validate
+from ..all_solutions import solve_all
+from ..api import resolve_method, solve
+from ..body import MARGIN
+from ..collision import clear_of_body, clearance
+from ..frames import FRAME_TORSO, check_transform, point_to_torso, pose_to_torso
+from ..pointing import point_at
+from ..pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from ..reachability import ClearCheck, is_reachable, nearest_reachable
+from . import answers
+from .engine import Engine, RobotProtection, left
+from .jobs import Job
+
+DEFAULT_METHOD = "analytic"
+#: The body's check of isReachable and nearestReachable: it keeps an arm's configuration outside the body (the
+#: body at the robot's posture, the other arm included). None: the joint limits alone.
+BODY_CLEAR: ClearCheck | None = clear_of_body
+
+
+def position_method(method: str) -> str:
+    """A position method's name: ``""`` is :data:`DEFAULT_METHOD`; an unknown name is refused."""
+    return resolve_method(DEFAULT_METHOD if method == "" else method)
+
+
+def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dict:
+    """A reach; with a job, it takes the arm (stopping a path there) and sends the command."""
+    name = position_method(a["method"])
+    target = a["target"]
+    move = job is not None
+    with engine.holding(arm, job, end) as (model, start):
+        names = list(model.names)
+        t0 = time.perf_counter()
+        sol = solve(target, model, name, initial=start)
+        solve_ms = (time.perf_counter() - t0) * 1e3
+        what = f"{name} for {target}"
+        try:
+            command = engine.command(model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
+            protected = ""
+        except RobotProtection as e:  # the robot's own protection stopped the arm on the way: say so
+            command, protected = e.partial, str(e)
+            engine.log.warning(f"reach {arm} stopped by the robot", f"{what}: {protected}")
+    engine.log.info(
+        f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
+        f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
+    )
+    return answers.reach(arm, name, target, names, sol, solve_ms, command, move, bool(protected))
+
+
+def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
+    """A pose reach; with a job, it takes the arm (stopping a path there) and sends the command."""
+    arm, pose, mask = a["arm"], a["position6D"], a["axisMask"]
+    method = DEFAULT_METHOD if a["method"] == "" else a["method"]
+    if mask == POSITION_MASK:
+        method = resolve_method(method)
+    else:
+        method = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
+    move = job is not None
+    with engine.holding(arm, job, end) as (model, start):
+        names = list(model.names)
+        t0 = time.perf_counter()
+        sol = solve_pose(pose, model, mask, initial=start, method=method)
+        solve_ms = (time.perf_counter() - t0) * 1e3
+        command = engine.command(
+            model, sol.angles, start, move, end, f"{method} for {list(pose)}", a.get("fractionMaxSpeed"), job
+        )
+    engine.log.info(
+        f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
+        f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
+        f"{solve_ms:.2f}ms"
+    )
+    return answers.pose(arm, pose, mask, names, sol, solve_ms, command, move)
+
+
+def torso(engine: Engine, frame: int, end: float) -> Any:
+    """The torso's 4x4 transform in ``frame`` from ALMotion (identity for FRAME_TORSO)."""
+    if frame == FRAME_TORSO:
+        return np.eye(4)
+    reply = engine.motion.call("getTransform", "Torso", frame, True, budget=left(end))
+    try:
+        return check_transform(reply, f"ALMotion.getTransform('Torso', {frame}, True)")
+    except ValueError as e:  # the robot's fault, not the caller's
+        raise RuntimeError(f"unusable torso transform: {e}") from None
+
+
+def reach_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
+    """:func:`reach` to a target in ``a["frame"]``."""
+    t = point_to_torso(a["target"], torso(engine, a["frame"], end))
+    validate.metres(t, "target")
+    answer = reach(engine, a["arm"], dict(a, target=t), job, end)
+    return answers.in_frame(answer, a["frame"], "targetInFrame", a["target"])
+
+
+def pose_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
+    """:func:`reach_pose` to a position6D in ``a["frame"]``."""
+    pose = pose_to_torso(a["position6D"], torso(engine, a["frame"], end))
+    validate.metres(pose, "position6D")
+    answer = reach_pose(engine, dict(a, position6D=pose), job, end)
+    return answers.in_frame(answer, a["frame"], "position6DInFrame", a["position6D"])
+
+
+def reachability(engine: Engine, a: dict, with_nearest: bool, end: float) -> dict:
+    """``isReachable``; ``with_nearest``: ``nearestReachable``. No motion."""
+    transform = torso(engine, a["frame"], end)
+    model, current = engine.arm_state(a["arm"], motors=False, end=end)
+    t = point_to_torso(a["target"], transform)
+    validate.metres(t, "target")
+    if with_nearest:
+        r = nearest_reachable(t, model, initial=current, clear=BODY_CLEAR)
+    else:
+        r = is_reachable(t, model, current[4], clear=BODY_CLEAR)
+    names = list(model.names) if with_nearest else None
+    return answers.reachability(a["arm"], a["frame"], a["target"], t, r, transform, names)
+
+
+def point(engine: Engine, a: dict, job: Job, end: float) -> dict:
+    """``pointAt``: the forearm's line through the target; nothing moves when no posture points there."""
+    arm = a["arm"]
+    t = point_to_torso(a["target"], torso(engine, a["frame"], end))
+    with engine.holding(arm, job, end) as (model, start):
+        p = point_at(t, model, start)
+        if p.found and model.body:
+            near = clearance(model, p.angles, model.body)
+            if near.distance < MARGIN - 1e-9:  # pointing there takes the arm through the body
+                p = p._replace(found=False, reason=f"collision: {near.part}")
+        moved = p.found
+        command = engine.command(
+            model, p.angles, start, moved, end, f"pointAt {list(t)}", a.get("fractionMaxSpeed"), job
+        )
+    return answers.point(arm, a["frame"], a["target"], t, p, list(model.names), command, moved)
+
+
+def all_solutions(engine: Engine, arm: str, target: tuple, end: float) -> dict:
+    """``computeAllSolutions``: for the robot's limits and the arm's current WristYaw. No motion."""
+    model, current = engine.arm_state(arm, motors=False, end=end)
+    return answers.solutions(arm, target, list(model.names), solve_all(target, model, wrist=current[4]))
+
+
+def hand_pose(engine: Engine, arm: str, end: float) -> list:
+    """``getPose``: the hand's position6D from the angles read now."""
+    model, current = engine.arm_state(arm, motors=False, end=end, fresh=True)
+    return [float(v) for v in forward_pose(current, model)]
