@@ -257,7 +257,7 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, speed: np.ndarray) -> 
             # it, does not settle it.
             reach = np.asarray(link_reach(scalar_arm(model)))
             bound = near[:, None] - _growth(reach, np.abs(fine_q - centre[:, None]))
-            check = np.flatnonzero((np.isfinite(fm) & (bound < 0.0)).ravel())
+            check = np.flatnonzero(((fm > -np.inf) & (bound < 0.0)).ravel())  # inside the limits, not settled
             flat = fm.reshape(-1)
             flat[check] = clearance_batch(model, fine_q.reshape(-1, 5)[check], model.body)[0] - MARGIN
         fine_ok = fm >= 0.0
@@ -303,16 +303,18 @@ def _programme(qa: np.ndarray, ok: np.ndarray, q0: np.ndarray, speed: np.ndarray
     n = ok.shape[0]
     w = 1.0 / speed[:4]
     # The steps' move times between every state of a point and every state of the next (WristYaw is held).
-    cost = np.zeros((n - 1, k, k))
+    # float32: the steps compared are far above its resolution, and the arrays are the programme's main cost.
+    qw = (qa[:, :, :4] * w).astype(np.float32)
+    cost = np.zeros((n - 1, k, k), dtype=np.float32)
     for j in range(4):
-        np.maximum(cost, np.abs(qa[:-1, :, None, j] - qa[1:, None, :, j]) * w[j], out=cost)
+        np.maximum(cost, np.abs(qw[:-1, :, None, j] - qw[1:, None, :, j]), out=cost)
     cost[~ok[:-1]] = np.inf
     cost.transpose(0, 2, 1)[~ok[1:]] = np.inf
     # Pass 1: the smallest largest step.
-    v = np.where(ok[0], 0.0, np.inf)
+    v = np.where(ok[0], 0.0, np.inf).astype(np.float32)
     for s in range(n - 1):
         v = np.maximum(v[:, None], cost[s]).min(axis=0)
-    bound = float(v.min()) * (1.0 + 1e-9) + 1e-12
+    bound = float(v.min()) * (1.0 + 1e-6) + 1e-9
     # Pass 2: the smallest sum of squares among the plans within it (the start's step included).
     first = (np.abs(qa[0, :, :4] - q0[:4]) * w).max(axis=1)
     total = np.where(ok[0], first * first, np.inf)

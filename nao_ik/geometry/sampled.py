@@ -39,8 +39,9 @@ def swivel_samples(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, phis: np
 
     Returns:
         (angles (N, K, 5) clipped into the limits; margin (N, K): the clearance to the body minus MARGIN
-        (metres; +inf without a body, or with ``body`` False) where the configuration is inside the limits (to LIMIT_SLACK) and
-        the point within the links' reach, -inf where not). A sample is allowed where its margin is >= 0.
+        (metres; +inf without a body, or with ``body`` False) where the configuration is inside the limits
+        (to LIMIT_SLACK) and the point within the links' reach, -inf where not). A sample is allowed where its
+        margin is >= 0.
     """
     n = pts.shape[0]
     phis = np.broadcast_to(np.asarray(phis, dtype=float), (n, np.shape(phis)[-1]))
