@@ -65,10 +65,15 @@ Method, and why it finds that plan:
    made again (SWEEP_ROUNDS times at most): it stays only where every other
    plan is worse.
 
-Points with no allowed, clear state (out of reach, inside the body, or only
-reached through it) are skipped by the programme (the states on either side
-are joined directly) and answered as ``solve_batch`` answers them from the
-configuration before: the closest attainable pose, ``reached`` False.
+Points nearer or farther from the shoulder than the elbow's limits allow are
+planned at the point toward them at the nearest distance allowed: where it has
+an allowed swivel, that is the closest attainable point
+(:func:`nao_ik.geometry.closest.closest`), so the arm follows the reach's
+boundary continuously, ``reached`` False. Points with no allowed, clear state
+even so (inside the body, or only reached through it) are skipped by the
+programme (the states on either side are joined directly) and answered as
+``solve`` answers them from the configuration before: the closest attainable
+clear pose, ``reached`` False.
 
 *Jumps*, one definition (:func:`jumps`, used by the plan, its tests and
 ``nao-ik bench --paths``): a step is a jump when its largest joint change is
@@ -98,7 +103,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from . import validate
-from .api import ArmLike, resolve_arm, solve_batch
+from .api import ArmLike, resolve_arm, solve
 from .body import MARGIN
 from .collision import clearance_batch
 from .geometry.closest import distance_range
@@ -591,15 +596,12 @@ def _pinned(lay: _Layers, qa: np.ndarray, qb: np.ndarray) -> _Layers:
 
 
 def _answer_unreached(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, q0: np.ndarray) -> np.ndarray:
-    """The points the plan has no state for, answered by ``solve_batch`` from the configuration before each run of
-    them (the start's for a run at the beginning)."""
-    dead = np.flatnonzero(~live)
-    if not dead.size:
-        return q
+    """The points the plan has no state for, answered as ``solve`` answers them from the configuration before (the
+    start's for the first point): the closest attainable clear pose, each from the one before, so that a run of
+    them slides along what stops the hand instead of hopping."""
     q = q.copy()
-    before = np.maximum.accumulate(np.where(live, np.arange(len(x)), -1))[dead]
-    start = np.where(before[:, None] >= 0, q[np.maximum(before, 0)], q0)
-    q[dead] = solve_batch(x[dead], model, "analytic", initial=start).angles
+    for i in np.flatnonzero(~live):
+        q[i] = solve(x[i].tolist(), model, "analytic", initial=(q0 if i == 0 else q[i - 1]).tolist()).angles
     return q
 
 
