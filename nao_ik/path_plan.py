@@ -37,19 +37,28 @@ Method, and why it finds that plan:
 2. *Bottleneck, first step, then sum.* The best plan over the states is a
    path in a layered graph, every state of a point joined to every state of
    the next (the step's move time): one backward pass gives each first state
-   the smallest largest step of a plan from it, the first state is the one
-   nearest ``initial`` among those that achieve the optimum B, and a forward
-   pass over the steps <= B gives the smallest sum of squares. Exact on the
-   states (a single pass on (max, sum) pairs would not be: the principle of
-   optimality does not hold for that order).
+   the smallest largest step of a plan from it; the first state is the one
+   nearest ``initial`` among those within TIE of the optimum B (the states'
+   own resolution: plans closer than that to the best are as good as it, and
+   the step from ``initial`` counts: a start already on the path starts the
+   plan, not a far configuration a hair better), and a forward pass over the
+   steps within that first state's own optimum gives the smallest sum of
+   squares. Exact on the states (a single pass on (max, sum) pairs would not
+   be: the principle of optimality does not hold for that order). Dense
+   transitions (every state of a layer to every state of the next): a forced
+   jump can be anywhere, and the programme puts it where it is smallest.
 3. *Coarse, then filled.* The graph's layers are points the hand reaches
    COARSE apart along the path (every point of a coarse path; at most
-   COARSE_LAYERS of them). Between two planned layers on the same root the
-   swivel is interpolated by the hand's distance along the path: a
-   continuous motion by construction where every interpolated configuration
-   is inside the limits and clear. Where not (a root change at a fold, a limit
-   or the body in the way), the points between are planned as in 1-2 with
-   both ends fixed.
+   COARSE_LAYERS of them), so a long dense path costs about what a short one
+   does; a step across k points costs its move time / k (the points between
+   share it evenly). Between two planned layers on the same root the swivel
+   is interpolated by the point's place between them, or, where that swivel
+   is outside the limits, the point's nearest allowed swivel (along a limit,
+   the limit's; from the arcs in closed form): a continuous motion where
+   every configuration is inside the limits, clear, and no step more than
+   DELTA beyond its even share. Where not (a root change at a fold, the body
+   in the way), the points between are planned as in 1-2 with both ends
+   fixed, on states four times finer (DELTA / 4: those steps are small).
 4. *The body, lazily* (as a lazy roadmap): the plan is made on the limits
    alone; its configurations are checked (clearance >= MARGIN); where a chosen
    one is not clear, every state of its layer and the NEAR layers either side
@@ -79,13 +88,20 @@ clear pose, ``reached`` False.
 ``nao-ik bench --paths``): a step is a jump when its largest joint change is
 more than SMOOTH rad and no continuous motion along the path joins its two
 configurations: no chain of configurations of points on the hand's segment
-between them, inside the limits and clear, with every link at most SMOOTH
-(planned as in 1-2 with both ends fixed, the segment cut into pieces of at
-most SMOOTH - DELTA of the step's change, then four times finer). A continuous
-motion's chain passes that test (its pieces are within DELTA of the motion's);
-a jump needs one link across the gap it jumps. A step into or out of a point
-not reached is a jump when larger than SMOOTH too, and a step whose motion is
-not certified clear of the body always is.
+between them, inside the limits and clear, with every link at most SMOOTH.
+The chain tried first is the swivel interpolated between the two
+configurations (one root) along the segment cut into ceil(change / (SMOOTH -
+DELTA)) pieces; else the one planned as in 1-2 with both ends fixed on those
+pieces (at most PIECES), then on four times as many. A continuous motion's
+chain passes that test (its links are within DELTA of the motion's, which
+are at most SMOOTH - DELTA); a jump needs one link across the gap it jumps.
+A step into or out of a point not reached is a jump when larger than SMOOTH
+too, and a step whose motion is not certified clear of the body always is.
+A large step that is continuous (the arm sweeping along the solution set
+while the hand moves little, as near a singularity) is no jump: ``steps``
+and ``worst`` report its size. The tests and the benchmark sample their
+Cartesian paths every 3 mm or closer, where a continuous motion's steps in
+front of the chest are 0.02-0.04 rad, below SMOOTH.
 
 Limits of the argument: the states are within DELTA of every allowed
 configuration only to the halving's depth and where the midpoint of a piece

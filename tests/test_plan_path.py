@@ -18,14 +18,13 @@ from nao_ik.collision import clearance_batch
 from nao_ik.continuity import SLACK, joint_paths
 from nao_ik.kinematics import forward_batch
 from nao_ik.model import arm_model
+from nao_ik.path_bench import shape
 from nao_ik.path_plan import SMOOTH, follow_or_refuse, jumps
 from nao_ik.sweep import sweep
 
 #: Lines per arm and seed, and seeds of this test's own (the benchmark's are others): every seed tried is kept.
 LINES = 12
 SEEDS = {"LArm": (101, 303, 505, 606), "RArm": (202, 404, 505, 606)}
-#: Cartesian paths: at most this far between points (m).
-SPACING = 0.003
 
 
 def _greedy(model, x, start):
@@ -70,17 +69,6 @@ def test_joint_space_lines_have_no_step_beyond_their_own(arm):
         assert found, "the jump definition finds none of the greedy rule's jumps"
 
 
-def _shape(kind, centre, size, side, spacing=SPACING):
-    """A line, circle or figure-eight ``size`` across about ``centre``, in the plane x = centre's."""
-    r = size / 2.0
-    length = {"line": size * np.sqrt(2.0), "circle": np.pi * size, "eight": 2.5 * size}[kind]
-    s = np.linspace(0.0, 1.0, int(np.ceil(length / spacing)) + 1)
-    th, z = 2.0 * np.pi * s, np.zeros_like(s)
-    d = {"line": (z, side * r * (2 * s - 1), r * (2 * s - 1)), "circle": (z, r * np.cos(th), r * np.sin(th)),
-         "eight": (z, r * np.sin(th), 0.5 * r * np.sin(2 * th))}[kind]  # fmt: skip
-    return np.asarray(centre) + np.stack(d, axis=1)
-
-
 def _denser(x, k=4):
     """The same path with k - 1 points between each two."""
     return np.concatenate([np.linspace(x[i], x[i + 1], k, endpoint=False) for i in range(len(x) - 1)] + [x[-1:]])
@@ -114,14 +102,14 @@ def test_cartesian_shapes_with_the_body_are_clear_and_say_where_they_jump(arm):
     side = -1.0 if arm == "RArm" else 1.0
     for depth, height, size in CLEAR:
         for kind in ("line", "circle", "eight"):
-            x = _shape(kind, (depth, side * 0.10, height), size, side)
+            x = shape(kind, (depth, side * 0.10, height), size, side)
             plan = _checked(model, x)
             assert plan.reached.all() and not plan.jumps, (kind, depth, height, size, plan.jumps)
             dense = nao_ik.plan_path(_denser(x), model)
             assert dense.reached.all() and not dense.jumps
             assert dense.steps[1:].max() <= 0.5 * plan.steps[1:].max() + 0.005, (kind, depth, height, size)
     for depth, height, size, kind in THROUGH:
-        x = _shape(kind, (depth, side * 0.10, height), size, side)
+        x = shape(kind, (depth, side * 0.10, height), size, side)
         plan = _checked(model, x)
         missed = ~plan.reached
         assert missed.any() and plan.errors[missed].min() > 0.0
@@ -149,7 +137,7 @@ def test_a_path_through_the_body_reports_its_jump_and_the_service_call_refuses_i
 def test_out_of_reach_points_are_answered_at_the_closest_attainable_point_without_a_jump():
     """A circle partly nearer the shoulder than the elbow's limits allow: those points are not reached, and
     the arm follows the closest attainable points there (the reach's boundary), no step a jump."""
-    x = _shape("circle", (0.14, 0.10, 0.06), 0.10, 1.0)
+    x = shape("circle", (0.14, 0.10, 0.06), 0.10, 1.0)
     plan = nao_ik.plan_path(x, "LArm")
     assert 0 < (~plan.reached).sum() < len(x) and not plan.jumps
     assert plan.errors.max() < 0.02 and plan.steps[1:].max() <= SMOOTH
