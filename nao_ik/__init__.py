@@ -13,6 +13,7 @@ The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
 from .all_solutions import AllSolutions, solve_all
 from .api import METHODS, forward, solve, solve_batch
 from .model import ARMS, ArmModel, arm_model
+from .path_plan import Jump, PathPlan, plan_path
 from .pose import POSE_METHODS, PoseSolution, forward_pose, solve_pose
 from .solvers import BatchSolution, Solution
 
@@ -23,11 +24,14 @@ __all__ = [
     "AllSolutions",
     "ArmModel",
     "BatchSolution",
+    "Jump",
+    "PathPlan",
     "PoseSolution",
     "Solution",
     "arm_model",
     "forward",
     "forward_pose",
+    "plan_path",
     "solve",
     "solve_all",
     "solve_batch",

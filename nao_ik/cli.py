@@ -21,6 +21,7 @@ commands:
   install-package  install a .pkg already on the robot with PackageManager (used by deploy.sh)
   bench    benchmark every IK method on the paper's protocol (markdown table)
   bench --body  the body model, what its check costs, moves under each setAngles profile (markdown)
+  bench --paths  known paths followed point by point against planned whole: jumps, planning time (markdown)
   workspace  an arm's reachable workspace: volume, dexterity, slices and 3-D cloud (picture and data)
   bench-pose  full hand poses: solve_pose against TRAC-IK and ikpy (markdown table)
   bench-intervals  the closed-form swivel intervals against the grid-and-bisection oracle (markdown table)
@@ -328,12 +329,13 @@ def check_main(argv: Sequence[str]) -> int:
     return 1
 
 
-def _body_report(rest: Sequence[str]) -> bool:
+def _body_report(rest: Sequence[str], flag: str = "--body") -> bool:
     """Whether ``nao-ik bench`` was asked for the body report (``--body`` alone: nao_ik.body_report), not the main
-    table's body part (``--body N``: that many targets for its body table)."""
-    if "--body" not in rest:
+    table's body part (``--body N``: that many targets for its body table); the same for ``--paths`` (the path
+    report, nao_ik.path_bench, against ``--paths N``: that many lines for the continuity table)."""
+    if flag not in rest:
         return False
-    after = list(rest)[list(rest).index("--body") + 1 :]
+    after = list(rest)[list(rest).index(flag) + 1 :]
     try:
         int(after[0])
     except (IndexError, ValueError):
@@ -354,6 +356,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .body_report import main as run
 
         rest = [a for a in rest if a != "--body"]
+    elif command == "bench" and _body_report(rest, "--paths"):
+        from .path_bench import main as run
+
+        rest = [a for a in rest if a != "--paths"]
     elif command == "bench":
         from .bench import main as run
     elif command == "workspace":

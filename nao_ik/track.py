@@ -65,6 +65,10 @@ def validate_points(points: Any) -> np.ndarray:
         raise ValueError(f"points must be a list of [x, y, z] targets, got {points!r:.60}")
     if not 1 <= len(points) <= MAX_POINTS:
         raise ValueError(f"points must hold 1 to {MAX_POINTS} targets, got {len(points)}")
+    if isinstance(points, np.ndarray) and points.dtype.kind == "f" and points.shape[1:] == (3,):
+        # A float array (a caller's own path): the same checks on all points at once.
+        if np.isfinite(points).all() and (np.abs(points) <= validate.MAX_COORDINATE).all():
+            return points.astype(float)
     out = []
     for i, p in enumerate(points):
         try:

@@ -15,6 +15,8 @@ LAYERS = [
     ("api", "all_solutions", "continuity", "pose", "sweep", "frames", "reachability", "pointing", "both_arms", "grasp"),
     (
         "track",
+        "path_plan",
+        "path_bench",
         "bench",
         "workspace",
         "pose_bench",

@@ -27,6 +27,7 @@ is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple, Sequence
 
@@ -104,7 +105,14 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
 
 
 def distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:
-    """The smallest and largest shoulder-hand distance the elbow joints' limits allow, WristYaw held.
+    """The smallest and largest shoulder-hand distance the elbow joints' limits allow, WristYaw held (remembered
+    per arm and WristYaw: a path's unreachable points share them)."""
+    return _distance_range(model.bodiless(), float(wrist))
+
+
+@functools.lru_cache(maxsize=256)
+def _distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:
+    """:func:`distance_range`, computed.
 
     The distance depends on ElbowYaw q3 and ElbowRoll q4 only: |S-H|^2 =
     L1^2 + L2^2 + 2 u . Rx(q3) Rz(q4) f, and for a given q4 that dot product

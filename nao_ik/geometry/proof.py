@@ -50,16 +50,8 @@ def shorter_exists(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], seconds
         r = seconds * joint.max_velocity
         lo.append(np.maximum(joint.lower, q0[j] - r))
         hi.append(np.minimum(joint.upper, q0[j] + r))
-    cands = np.concatenate(_boundaries(model, c, lo, hi), axis=1)  # (N, K), NaN where no root
-    cands.sort(axis=1)  # NaN last
-    count = np.sum(~np.isnan(cands), axis=1)
-    k = cands.shape[1]
-    slot = np.arange(k)[None, :]
-    nxt = np.take_along_axis(cands, np.where(slot + 1 < count[:, None], slot + 1, 0), axis=1)
-    nxt = np.where(slot + 1 == count[:, None], nxt + 2.0 * math.pi, nxt)
-    mid = 0.5 * (cands + nxt)
-    arc = (slot < count[:, None]) & (nxt - cands > 1e-12)  # a repeated root is no arc
-    mid = np.where(count[:, None] == 0, np.where(slot == 0, 0.0, np.nan), np.where(arc, mid, np.nan))
+    start, end = arcs(model, c, lo, hi)
+    mid = 0.5 * (start + end)
     mid[seconds <= 0.0] = np.nan  # no move takes at most no time (faster_arcs' own test)
     rows, cols = np.nonzero(~np.isnan(mid))
     found = np.zeros(n, dtype=bool)
@@ -74,6 +66,34 @@ def shorter_exists(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], seconds
             m = np.minimum(m, np.minimum(q[j] - band[j][0], band[j][1] - q[j]))
         found[rows[m >= -SLACK]] = True  # WristYaw is the circle's, held at the start's
     return found
+
+
+def arcs(model: ArmModel, c: Any, lo: list, hi: list) -> tuple[np.ndarray, np.ndarray]:
+    """The arcs into which the (narrowed) limits' boundaries cut each circle.
+
+    No limit changes state inside an arc, so the configuration at any swivel inside decides the whole arc
+    (each ElbowRoll root on its own).
+
+    Args:
+        model: the arm; c: the circles (:func:`~nao_ik.geometry.swivel.circle` on (N,) arrays).
+        lo, hi: the four arm joints' lower and upper limits, each a float or an (N,) array.
+
+    Returns:
+        (start, end), (N, K) swivels, NaN-padded, start in [-pi, pi] and start < end <= start + 2 pi: one
+        arc a slot; a circle with no boundary is the one arc (-pi, pi). Arcs narrower than 1e-12 rad (a
+        repeated root) are left out.
+    """
+    cands = np.concatenate(_boundaries(model, c, lo, hi), axis=1)  # (N, K), NaN where no root
+    cands.sort(axis=1)  # NaN last
+    count = np.sum(~np.isnan(cands), axis=1)
+    k = cands.shape[1]
+    slot = np.arange(k)[None, :]
+    nxt = np.take_along_axis(cands, np.where(slot + 1 < count[:, None], slot + 1, 0), axis=1)
+    nxt = np.where(slot + 1 == count[:, None], nxt + 2.0 * math.pi, nxt)
+    arc = (slot < count[:, None]) & (nxt - cands > 1e-12)  # a repeated root is no arc
+    whole = (count[:, None] == 0) & (slot == 0)
+    start = np.where(whole, -math.pi, np.where(arc, cands, np.nan))
+    return start, np.where(whole, math.pi, np.where(arc, nxt, np.nan))
 
 
 def _roots(alpha: Any, beta: Any, gamma: Any) -> list:
