@@ -161,6 +161,11 @@ TOLERANCE = 1e-7
 REACHED = 1e-4
 
 
+#: Points farther apart than this (metres) are via points: the hand's way between them is not given, so a step
+#: between them is no jump for being large (its motion is still certified).
+DENSE = 0.02
+
+
 class Jump(NamedTuple):
     """A step of the plan that is no continuous motion.
 
@@ -259,17 +264,21 @@ def follow_or_refuse(points: Sequence[Sequence[float]], arm: ArmLike, initial: S
                      fraction: float = 1.0, allow_jumps: bool = False) -> tuple[PathPlan, str]:  # fmt: skip
     """The plan of a path, and why it must not be sent (``""`` when it may): for a service's path command.
 
-    A path whose plan has a jump is refused unless the caller allows jumps: the plan says where and how
-    large before anything moves. Unreached points are the caller's to judge (``plan.reached``).
+    A path whose points force a jump (no continuous solution, or points out of reach or only through the body)
+    is refused unless the caller allows jumps: the plan says where and how large before anything moves. A step
+    whose motion the check does not certify is left to the service's own check of the stream.
 
     Returns:
         (:class:`PathPlan`, reason): the reason names the largest jump, its point and what allows it.
     """
     plan = plan_path(points, arm, initial, fraction=fraction)
-    if not plan.jumps or allow_jumps:
+    # The jumps the path's own points force; a step whose motion is not certified is the service's to stop at
+    # (its stream check ends the path before that command, as for any path).
+    forced = [j for j in plan.jumps if not j.reason.startswith("motion")]
+    if not forced or allow_jumps:
         return plan, ""
-    big = max(plan.jumps, key=lambda j: j.radians)
-    more = f" (and {len(plan.jumps) - 1} more)" if len(plan.jumps) > 1 else ""
+    big = max(forced, key=lambda j: j.radians)
+    more = f" (and {len(forced) - 1} more)" if len(forced) > 1 else ""
     return plan, (f"the path needs a jump of {big.radians:.2f} rad ({big.seconds:.2f} s) at point {big.index}: "
                   f"{big.reason}{more}; allow jumps to follow it")  # fmt: skip
 
@@ -291,7 +300,10 @@ def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | N
     if reached is None:
         reached = np.linalg.norm(forward_batch(model, q) - x, axis=1) <= REACHED
     out = {}
-    big = np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH
+    # Between points farther apart than DENSE the path does not say where the hand goes: a large step there is
+    # the motion between the caller's via points, judged by its certification alone.
+    dense = np.linalg.norm(np.diff(x, axis=0), axis=1) <= DENSE
+    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & dense
     for k in np.flatnonzero(big & ~(reached[1:] & reached[:-1])) + 1:
         out[int(k)] = "point unreachable"
     test = np.flatnonzero(big & reached[1:] & reached[:-1])

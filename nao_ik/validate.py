@@ -103,6 +103,13 @@ def choice(value: Any, options: Sequence[str], what: str) -> str:
     return value
 
 
+def flag(value: Any, name: str) -> bool:
+    """A boolean (True or False, not a number or a string that looks like one)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be true or false, got {show(value)}")
+    return bool(value)
+
+
 def positive(value: Any, name: str) -> float:
     """A finite number > 0."""
     x = number(value, name)

@@ -98,6 +98,9 @@ def valid(name: str, rng: random.Random, target: list):
         return list(target)
     if name == "axisMask":
         return rng.choice([7, 56, 63, rng.randint(1, 63)])
+    if name == "options":
+        keys = [k for k in ("method", "fractionMaxSpeed", "allowJumps") if rng.random() < 0.5]
+        return {k: rng.random() < 0.5 if k == "allowJumps" else valid(k, rng, target) for k in keys}
     raise AssertionError(f"no valid value known for argument {name!r}: add it here")
 
 

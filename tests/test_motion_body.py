@@ -198,19 +198,30 @@ def test_the_other_arm_is_part_of_the_body(awake):
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
-def test_a_path_into_the_torso_stops_before_it(awake, arm):
-    """trackPath toward the chest's middle: the points the body leaves are sent, none inside; no stub stop."""
+def test_a_path_into_the_torso_is_refused_or_followed_along_it(awake, arm):
+    """trackPath toward the chest's middle: planned whole, the path is refused before anything moves (the points
+    the body leaves unreachable, the jump named); allowed jumps, the hand follows the body's margin (until the
+    stream's own check stops it), never inside, never across the middle, and the robot's protection stops
+    nothing."""
     s = 1.0 if arm == "LArm" else -1.0
     path = [[0.09, float(s * y), 0.05] for y in np.linspace(0.16, -0.02, 25)]
+    names = list(arm_model(arm).names)
     awake.ik.setSpeed(1.0)
     awake.ik.reachToWithArm(arm, *path[0], "analytic")
-    awake.wait_still(list(arm_model(arm).names))
-    r = awake.ik.trackPath(arm, path, "analytic")
-    awake.wait_still(list(arm_model(arm).names))
+    awake.wait_still(names)
+    sent = len(awake.moves())
+    with pytest.raises(RuntimeError, match="point unreachable.*allow jumps"):
+        awake.ik.trackPath(arm, path, "analytic")
+    assert len(awake.moves()) == sent
+    r = awake.ik.trackPathWithOptions(arm, path, {"allowJumps": True})
+    awake.wait_still(names)
+    assert r["planned"] and r["jumps"] and r["sent"] >= 1, r
+    assert r["sent"] == len(path) or r["stopped"].startswith(("collision", "motion")), r
     assert awake.stub.getCollisionStops() == []
     hands = forward_batch(arm_model(arm), np.array(r["angles"]))
     assert np.all(s * hands[:, 1] > 0.0)  # never across the middle
     assert not r["completed"]
+    assert clearance_batch(arm_model(arm), np.array(r["angles"]))[0].min() >= 0.010 - 1e-9
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])

@@ -157,3 +157,27 @@ def test_wrist_yaw_is_held_and_the_start_counts():
     assert np.allclose(turned.angles[:, 4], 0.3)
     with pytest.raises(ValueError):
         nao_ik.plan_path([[0.1, 0.1]], "LArm")
+
+
+def test_track_path_over_qi_plans_the_path_whole(awake):
+    """The service's trackPath (analytic, the default) sends the planned angles: a 6 cm figure-eight in front of
+    the chest, every point reached, no jump, each sent step continuous, the plan's time in the answer; options
+    are checked by name, and a wrong one is refused in one line before anything moves."""
+    arm = "LArm"
+    x = shape("eight", (0.15, 0.10, 0.06), 0.06, 1.0)
+    names = list(arm_model(arm).names)
+    awake.ik.reachToWithArm(arm, *x[0].tolist(), "")
+    awake.wait_still(names)
+    r = awake.ik.trackPath(arm, x.tolist(), "")
+    assert r["planned"] and r["planMs"] > 0.0 and r["jumps"] == [] and r["completed"], r["stopped"]
+    sent = np.array(r["angles"])
+    assert len(sent) == len(x) and np.abs(np.diff(sent, axis=0)).max() <= SMOOTH
+    np.testing.assert_allclose(forward_batch(arm_model(arm), sent), x, atol=1e-4)
+    assert not awake.ik.trackPath(arm, x[:3].tolist(), "dls")["planned"]  # an iterative method: point by point
+    before = len(awake.moves())
+    for options, word in (({"allowJumps": 1}, "allowJumps must be true or false"),
+                          ({"speed": 0.5}, "unknown path option"), ([1], "options must be a map")):  # fmt: skip
+        with pytest.raises(RuntimeError, match=word) as e:
+            awake.ik.trackPathWithOptions(arm, x.tolist(), options)
+        assert "\n" not in str(e.value)
+    assert len(awake.moves()) == before

@@ -83,9 +83,10 @@ def in_frame(answer: dict, frame: int, name: str, value: Any) -> dict:
 
 
 def path(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float,
-         completed: bool = False, via: list | None = None) -> dict:  # fmt: skip
+         completed: bool = False, via: list | None = None, plan: Any = None) -> dict:  # fmt: skip
     """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``; ``via``: the
-    postures the arm was swung through on its way to the first point (sent before it)."""
+    postures the arm was swung through on its way to the first point (sent before it); ``plan``: the
+    :class:`nao_ik.path_plan.PathPlan` the angles came from (None: followed point by point)."""
     done = errors[: len(angles)] or errors[:1] or [0.0]
     return {
         "arm": arm,
@@ -99,6 +100,9 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
         "sent": len(angles),
         "via": [] if via is None else via,
         "stopped": stopped,
+        "planned": plan is not None,
+        "planMs": 0.0 if plan is None else float(plan.seconds * 1e3),
+        "jumps": [] if plan is None else [[int(j.index), float(j.radians)] for j in plan.jumps],
     }
 
 

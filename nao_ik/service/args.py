@@ -85,6 +85,25 @@ def _opening(value: Any) -> float:
     return opening
 
 
+#: The options ``trackPathWithOptions`` takes, and how each is decoded.
+PATH_OPTIONS: dict[str, Callable[[Any], Any]] = {
+    "method": _method,
+    "fractionMaxSpeed": validate.speed,
+    "allowJumps": lambda value: validate.flag(value, "allowJumps"),
+}
+
+
+def _path_options(value: Any) -> dict:
+    if not isinstance(value, dict):
+        raise ValueError(f"options must be a map of {', '.join(PATH_OPTIONS)}, got {validate.show(value)}")
+    out = {}
+    for key, item in value.items():
+        if key not in PATH_OPTIONS:
+            raise ValueError(f"unknown path option {validate.show(key)}: one of {', '.join(PATH_OPTIONS)}")
+        out[key] = PATH_OPTIONS[key](item)
+    return out
+
+
 #: How each argument name is decoded.
 KINDS: dict[str, Callable[[Any], Any]] = {
     "arm": validate.arm,
@@ -102,6 +121,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "left": _arm_target("left"),
     "right": _arm_target("right"),
     "opening": _opening,
+    "options": _path_options,
 }
 
 #: Every NaoArmIK qi method that takes arguments.
@@ -113,6 +133,7 @@ SPECS: dict[str, Spec] = {
     "computeAllSolutions": Spec(("arm", "x", "y", "z")),
     "trackPath": Spec(("arm", "points", "method")),
     "trackPathWithSpeed": Spec(("arm", "points", "method", "fractionMaxSpeed")),
+    "trackPathWithOptions": Spec(("arm", "points", "options")),
     "setSpeed": Spec(("fraction",)),
     "stopPath": Spec(("arm",)),
     "reachToPose": Spec(("arm", "position6D", "axisMask", "method")),

@@ -1,6 +1,8 @@
 """``trackPath``'s work: a Cartesian path computed and checked whole, then streamed one command per cycle.
 
-The angles follow Oyama & Tachi's tracking control (:mod:`nao_ik.track`) from the arm's posture. Every
+With ``analytic`` the angles are planned for the whole path at once (:func:`nao_ik.plan_path`: no jump where a
+continuous motion exists, a path that needs one refused unless the caller allows it); with the other methods
+they follow Oyama & Tachi's tracking control (:mod:`nao_ik.track`) from the arm's posture. Every
 point, and the motion to it from wherever the arm may be when it arrives, is checked against the body
 before the first command; a first point more than a cycle away is reached first like a reach. The path is
 a job on its arm: a stop request ends it before its next command.
@@ -19,6 +21,7 @@ from typing import Any, Callable
 from ..body import MARGIN
 from ..collision import clearance
 from ..model import ArmModel, arm_model
+from ..path_plan import follow_or_refuse
 from ..sweep import ARRIVED, stream_regions, sweep_moving, sweep_region
 from ..sweep import seconds as move_seconds
 from ..track import track_path
@@ -27,6 +30,9 @@ from .engine import CYCLE, MOVING, Engine, Way, apart
 from .jobs import Job, Stopped
 from .reach import position_method
 
+#: The methods whose paths are planned whole (:func:`nao_ik.plan_path`, from the exact solution set); the
+#: others follow the path point by point (:func:`nao_ik.track.track_path`).
+PLANNED = ("analytic",)
 #: A path's extra budget per point to compute it (before the first command) ...
 PATH_COMPUTE_BUDGET = 0.1
 #: ... and, from its first command, the call's budget plus this per point: its 20 ms cycle and ALMotion's answer.
@@ -72,8 +78,18 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     model, start = engine.arm_state(arm, motors=True, end=end)
     names = list(model.names)
     for attempt in range(2):
-        tracked = track_path(a["points"], model, name, initial=start, check=check)
-        safe = [list(model.clamp(q)) for q in tracked.angles.tolist()]
+        plan, errors, completed = None, [], False
+        if name in PLANNED:
+            check(0)
+            plan, why = follow_or_refuse(a["points"], model, start, speed, a.get("allowJumps", False))
+            check(len(a["points"]))
+            if why:
+                raise RuntimeError(f"trackPath {name}: {why}; nothing sent")
+            angles, errors, completed = plan.angles, plan.errors.tolist(), bool(plan.reached.all())
+        else:
+            tracked = track_path(a["points"], model, name, initial=start, check=check)
+            angles, errors, completed = tracked.angles, tracked.errors.tolist(), bool(tracked.completed)
+        safe = [list(model.clamp(q)) for q in angles.tolist()]
         if not all(math.isfinite(q) for qs in safe for q in qs):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
         way = engine.way(model, start)
@@ -116,8 +132,8 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         done = time.monotonic()
         sent += 1
     stopped = (blocked[1] if blocked is not None and sent == blocked[0] else job.reason) if sent < len(safe) else ""
-    return answers.path(arm, name, names, safe[:sent], [float(e) for e in tracked.errors], stopped,
-                        time.monotonic() - t0, bool(tracked.completed) and sent == len(safe), vias)  # fmt: skip
+    return answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped,
+                        time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,

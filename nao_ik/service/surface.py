@@ -167,15 +167,22 @@ class NaoArmIK:
         """Follow a Cartesian path with the named arm: one ``setAngles`` per point, at ALMotion's 50 Hz.
 
         ``points`` is a list of [x, y, z] (FRAME_TORSO metres, at most 2000).
-        The angles follow Oyama & Tachi's tracking control (see
-        :mod:`nao_ik.track`) from the arm's current posture; all of them are
-        computed and checked before the first command is sent. The path is a
-        job on its arm: ``stopPath(arm)``, a reach or another path on that
-        arm, or the caller cancelling its future stop it before its next
-        command. Returns a map: ``arm``, ``method``, ``names``, ``angles``
-        (per point), ``errors`` (m, per point), ``completed``, ``rmsError``,
-        ``seconds``, ``sent`` (commands sent), ``stopped`` (why it stopped
-        early, ``""`` if it did not).
+        With ``analytic`` (the default) the whole path is planned before the
+        first command (:func:`nao_ik.plan_path`: the elbow's swivel chosen
+        for every point at once, so the arm never swings across where a
+        continuous motion exists); a path that needs a jump is refused, the
+        jump named (``trackPathWithOptions`` can allow it). The other
+        methods follow Oyama & Tachi's tracking control (see
+        :mod:`nao_ik.track`) from the arm's current posture. All the angles
+        are computed and checked before the first command is sent. The path
+        is a job on its arm: ``stopPath(arm)``, a reach or another path on
+        that arm, or the caller cancelling its future stop it before its
+        next command. Returns a map: ``arm``, ``method``, ``names``,
+        ``angles`` (per point), ``errors`` (m, per point), ``completed``,
+        ``rmsError``, ``seconds``, ``sent`` (commands sent), ``stopped`` (why
+        it stopped early, ``""`` if it did not), ``planned`` (whether the
+        path was planned whole), ``planMs`` (the plan's time) and ``jumps``
+        (the planned jumps allowed: [point, radians] each).
         """
         a = self._decode("trackPath", (arm, points, method))
         return self._path("trackPath", a)
@@ -185,6 +192,15 @@ class NaoArmIK:
         """``trackPath`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
         a = self._decode("trackPathWithSpeed", (arm, points, method, fractionMaxSpeed))
         return self._path("trackPathWithSpeed", a)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 3)
+    def trackPathWithOptions(self, arm: Any, points: Any, options: Any) -> Any:
+        """``trackPath`` with a map of options: ``method`` ("" the default), ``fractionMaxSpeed`` (in [0.01, 1]),
+        ``allowJumps`` (default false: a path whose plan needs a jump is refused before anything moves, the
+        jump named; true: it is followed, the jump sent as one step, checked like every other)."""
+        a = self._decode("trackPathWithOptions", (arm, points, options))
+        a.update({"method": "", **a.pop("options")})
+        return self._path("trackPathWithOptions", a)
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 4)
     def reachToPose(self, arm: Any, position6D: Any, axisMask: Any, method: Any) -> Any:  # noqa: N803 (qi names)
