@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from nao_ik import server, supervisor
+from nao_ik.service import serve as server
+from nao_ik.service import supervisor
 from sim_stub.robot import SimulatedRobot
 from tests import report
 from tests.qi_fixtures import qi
@@ -102,8 +103,8 @@ def test_a_crashing_worker_is_restarted_and_a_crash_loop_backs_off(tmp_path):
     starts = tmp_path / "starts"
     crash = f"import os, signal; open({str(starts)!r}, 'a').write('x'); os.kill(os.getpid(), signal.SIGSEGV)"
     proc = subprocess.Popen(
-        [sys.executable, "-c", f"from nao_ik import supervisor; supervisor.supervise([{sys.executable!r}, '-c', "
-                               f"{crash!r}])"],  # fmt: skip
+        [sys.executable, "-c", "from nao_ik.service import supervisor; "
+                               f"supervisor.supervise([{sys.executable!r}, '-c', {crash!r}])"],  # fmt: skip
         stderr=subprocess.PIPE, text=True, env=dict(os.environ),
     )  # fmt: skip
     time.sleep(3.0)
