@@ -99,8 +99,8 @@ def valid(name: str, rng: random.Random, target: list):
     if name == "axisMask":
         return rng.choice([7, 56, 63, rng.randint(1, 63)])
     if name == "options":
-        keys = [k for k in ("method", "fractionMaxSpeed", "allowJumps") if rng.random() < 0.5]
-        return {k: rng.random() < 0.5 if k == "allowJumps" else valid(k, rng, target) for k in keys}
+        keys = [k for k in ("method", "fractionMaxSpeed", "allowJumps", "slowAtJumps") if rng.random() < 0.5]
+        return {k: rng.random() < 0.5 if k.endswith("Jumps") else valid(k, rng, target) for k in keys}
     raise AssertionError(f"no valid value known for argument {name!r}: add it here")
 
 

@@ -222,6 +222,13 @@ def test_a_path_into_the_torso_is_refused_or_followed_along_it(awake, arm):
     assert np.all(s * hands[:, 1] > 0.0)  # never across the middle
     assert not r["completed"]
     assert clearance_batch(arm_model(arm), np.array(r["angles"]))[0].min() >= 0.010 - 1e-9
+    # Slowed at its jumps: each jump sent like a reach once the arm is at the point before it, then waited for.
+    awake.ik.reachToWithArm(arm, *path[0], "analytic")
+    awake.wait_still(names)
+    slow = awake.ik.trackPathWithOptions(arm, path, {"allowJumps": True, "slowAtJumps": True})
+    awake.wait_still(names)
+    assert slow["slowed"] and set(slow["slowed"]) <= {j for j, _ in slow["jumps"]}, slow
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])

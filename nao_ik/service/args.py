@@ -90,6 +90,7 @@ PATH_OPTIONS: dict[str, Callable[[Any], Any]] = {
     "method": _method,
     "fractionMaxSpeed": validate.speed,
     "allowJumps": lambda value: validate.flag(value, "allowJumps"),
+    "slowAtJumps": lambda value: validate.flag(value, "slowAtJumps"),
 }
 
 

@@ -122,7 +122,28 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 if again is not None and (blocked is None or again[0] < blocked[0]):
                     blocked = (max(1, again[0]), again[1])
         done = time.monotonic()
-    for q in safe[sent : len(safe) if blocked is None else blocked[0]]:
+    # With slowAtJumps, a planned jump is not streamed: the arm is waited for at the point before it, the jump
+    # sent like a reach (its own route and check from where the arm is) and waited for, then the stream goes on.
+    slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
+    slowed, failed = [], ""
+    for k in range(sent, len(safe) if blocked is None else blocked[0]):
+        q = safe[k]
+        if k in slow and k > 0:
+            way = engine.arrive(model, safe[k - 1], job, end, speed)
+            try:
+                if way is None:
+                    break
+                engine.command(model, q, way.reading, True, end, f"trackPath {name}: the jump to point {k}", speed,
+                               job)  # fmt: skip
+            except RuntimeError as e:
+                failed = str(e)
+                break
+            sent += 1
+            slowed.append(k)
+            if engine.arrive(model, q, job, end, speed) is None:
+                break
+            done = time.monotonic()
+            continue
         # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
         # last one, so a late command is never followed by one within the same cycle. A stop
         # request ends the wait at once.
@@ -131,9 +152,12 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         engine.call_aimed([(arm, q)], names, q, speed, end)
         done = time.monotonic()
         sent += 1
-    stopped = (blocked[1] if blocked is not None and sent == blocked[0] else job.reason) if sent < len(safe) else ""
-    return answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped,
-                        time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
+    stopped = failed or ((blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
+                         if sent < len(safe) else "")  # fmt: skip
+    answer = answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped,
+                          time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
+    answer["slowed"] = slowed
+    return answer
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,

@@ -197,7 +197,9 @@ class NaoArmIK:
     def trackPathWithOptions(self, arm: Any, points: Any, options: Any) -> Any:
         """``trackPath`` with a map of options: ``method`` ("" the default), ``fractionMaxSpeed`` (in [0.01, 1]),
         ``allowJumps`` (default false: a path whose plan needs a jump is refused before anything moves, the
-        jump named; true: it is followed, the jump sent as one step, checked like every other)."""
+        jump named; true: it is followed, the jump sent as one step, checked like every other),
+        ``slowAtJumps`` (true: at each allowed jump the arm is waited for, the jump sent like a reach at the
+        path's speed and waited for, then the stream goes on; the answer's ``slowed`` lists those points)."""
         a = self._decode("trackPathWithOptions", (arm, points, options))
         a.update({"method": "", **a.pop("options")})
         return self._path("trackPathWithOptions", a)
