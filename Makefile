@@ -72,7 +72,7 @@ view-cost: $(STAMP)
 # (standard library only: no venv needed). Install it with ./deploy.sh --on-robot, or with Choregraphe.
 PKG ?= build/nao-ik.pkg
 package:
-	$(PYTHON) nao_ik/robot_pkg.py $(PKG)
+	$(PYTHON) nao_ik/robot/package.py $(PKG)
 
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.all_solutions import _violations
+from nao_ik.api.all_solutions import _violations
 from nao_ik.geometry.swivel import swivel_configurations
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.body import MARGIN
-from nao_ik.collision import clearance_batch
+from nao_ik.geometry.collision import clearance_batch
 from nao_ik.geometry.nearest import move_time
-from nao_ik.ops import ARRAY
+from nao_ik.kinematics.ops import ARRAY
+from nao_ik.model.body import MARGIN
 from tests.test_same_answers import BATCH, starts, stored
 
 #: Angles this close are the same configuration; distances (m) and move times (s) this close are equal.
@@ -64,7 +64,7 @@ def test_batch_with_the_body_answers_as_well_as_the_single_solve(method, arm, st
 def test_the_batch_pass_settles_the_targets_behind_the_body():
     """Of the benchmark's targets that only configurations through the body reach, none is left to the
     one-target search, and every answer keeps the margin."""
-    from nao_ik.bench import sample_targets
+    from nao_ik.evidence.protocol import sample_targets
 
     model = nao_ik.arm_model("RArm")
     t = sample_targets("RArm", 600, 5)

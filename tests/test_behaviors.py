@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nao_ik import kinematics
-from nao_ik.geometry.pose import forward_pose
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.hand_pose import forward_pose
+from nao_ik.model.arm import arm_model
 
 ROOT = Path(__file__).resolve().parent.parent / "behaviors"
 XAR = ROOT / "behavior_1" / "behavior.xar"

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.arm_data import HAND_OFFSET_Z
-from nao_ik.bench import sample_targets
-from nao_ik.body import BODY, LINKS, MARGIN, PARTS, STUB_MARGIN
-from nao_ik.collision import clearance, clearance_batch, link_points
-from nao_ik.model import ARMS, arm_model
+from nao_ik.evidence.protocol import sample_targets
+from nao_ik.geometry.collision import clearance, clearance_batch, link_points
+from nao_ik.model.arm import ARMS, arm_model
+from nao_ik.model.arm_data import HAND_OFFSET_Z
+from nao_ik.model.body import BODY, LINKS, MARGIN, PARTS, STUB_MARGIN
 from nao_ik.nn.data import random_configurations
 from nao_ik.solvers import SOLVERS
 from sim_stub.body import REST, STAND
@@ -99,7 +99,7 @@ def test_a_hand_inside_a_part_is_caught():
     least the hand's ball around it."""
     m = arm_model("LArm")
     q = random_configurations(m, 4000, np.random.default_rng(5), 0.0)
-    hands = nao_ik.kinematics.forward_batch(m, q)
+    hands = nao_ik.kinematics.chain.forward_batch(m, q)
     dist, _ = clearance_batch(m, q)
     for part in PARTS:
         inside = _inside(hands, part)
@@ -244,7 +244,7 @@ def test_the_hands_shape_holds_the_fingers_at_every_opening(opening):
     of the hand, so its shape need not read LHand/RHand: a closed hand is no larger (and what it holds is of a
     size nao-ik cannot know). The fingers' far ends, open, set HAND_REACH; closed, the fingers' curl sets how
     close to the radius they come."""
-    from nao_ik.body_data import HAND_REACH, LINK_ROWS
+    from nao_ik.model.body_data import HAND_REACH, LINK_ROWS
 
     radius = dict((row[0], row[4]) for row in LINK_ROWS)["hand"]
     bend = 0.96 * (1.0 - opening)

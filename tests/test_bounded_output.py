@@ -5,7 +5,7 @@ import sys
 import threading
 import time
 
-from nao_ik import loadtest
+from nao_ik.evidence import loadtest
 from sim_stub.robot import SimulatedRobot
 from tests.qi_fixtures import qi
 

@@ -3,10 +3,10 @@
 import numpy as np
 
 import nao_ik
-from nao_ik import cells
 from nao_ik.geometry.swivel import swivel_of
-from nao_ik.kinematics import forward_batch
-from nao_ik.model import arm_model
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
+from nao_ik.nn import cells
 from nao_ik.nn.data import random_configurations
 
 

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from nao_ik import bench, cli
+from nao_ik import cli
+from nao_ik.evidence import bench, protocol
 
 pytest.importorskip("qi")
 
@@ -129,9 +130,9 @@ def test_bench_prints_a_table(tmp_path, capsys):
 def test_bench_body_reports_the_model_the_cost_and_the_profiles(tmp_path, capsys, monkeypatch):
     """nao-ik bench --body --quick (its sizes cut further here): the four sections, in order; the body table has a
     row per shape of the body model and per arm link. ``--body N`` still goes to the main table."""
-    from nao_ik import body_report
-    from nao_ik.body import LINKS
-    from nao_ik.model import arm_model
+    from nao_ik.evidence import body_report
+    from nao_ik.model.arm import arm_model
+    from nao_ik.model.body import LINKS
 
     assert not cli._body_report(["--targets", "60", "--body", "5"]) and cli._body_report(["--body", "--quick"])
     for name, quick in (("TARGETS", 20), ("PAIRS", 30), ("SINGLE", 20), ("ROUNDS", 5)):
@@ -158,7 +159,7 @@ def test_bench_methods_take_turns():
     # A slow spell of a shared machine must fall on every method alike.
     order = []
     calls = {name: (lambda t, name=name: order.append((name, t))) for name in ("a", "b")}
-    times = bench.interleaved_times(calls, [0, 1, 2, 3], rounds=2)
+    times = protocol.interleaved_times(calls, [0, 1, 2, 3], rounds=2)
     assert order == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("a", 2), ("a", 3), ("b", 2), ("b", 3)]
     assert set(times) == {"a", "b"} and all(t.shape == (4,) and (t >= 0).all() for t in times.values())
 

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.bench import unreachable_targets
+from nao_ik.evidence.bench import unreachable_targets
 from nao_ik.geometry.closest import closest
-from nao_ik.kinematics import forward_batch
-from nao_ik.model import arm_model
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
 
 
 def _unreachable(arm: str, per_kind: int, seed: int) -> dict:

@@ -3,16 +3,16 @@
 A jump (a joint moving more than the path's own step + 0.05 rad) is *forced*
 when no solution of the target lies that close to the arm's current posture:
 the arm followed another continuation of the solution set than the path did
-(see :mod:`nao_ik.continuity`). Only avoidable jumps count against a method.
+(see :mod:`nao_ik.evidence.continuity`). Only avoidable jumps count against a method.
 """
 
 import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.continuity import joint_paths, measure
-from nao_ik.nearest_bench import far_pairs
-from nao_ik.solvers import driver
+from nao_ik.evidence.continuity import joint_paths, measure
+from nao_ik.evidence.nearest_bench import far_pairs
+from nao_ik.solvers import pipeline as driver
 
 
 @pytest.mark.parametrize("method", ["analytic", "dls", "fabrik", "nn", "nn-modular"])

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_rgba
 
-from nao_ik import demo
-from nao_ik.kinematics import joint_positions
-from nao_ik.model import arm_model
+from nao_ik.kinematics.chain import joint_positions
+from nao_ik.model.arm import arm_model
+from nao_ik.tools import demo
 
 pytest.importorskip("qi")
 

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from nao_ik.model import arm_model
+from nao_ik.model.arm import arm_model
 from tests.qi_fixtures import Stack, qi
 from tests.test_reliability import _wait
 

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.all_solutions import _violations
-from nao_ik.bench import sample_targets
-from nao_ik.geometry.intervals import all_intervals
+from nao_ik.api.all_solutions import _violations
+from nao_ik.evidence.nearest_bench import excess, far_pairs, near_pairs, over_sampled
+from nao_ik.evidence.protocol import sample_targets
 from nao_ik.geometry.nearest import move_time
-from nao_ik.model import arm_model
-from nao_ik.nearest_bench import excess, far_pairs, near_pairs, over_sampled
-from nao_ik.ops import SCALAR as _FLOAT
+from nao_ik.geometry.scalar.intervals import all_intervals
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.ops import SCALAR as _FLOAT
+from nao_ik.model.arm import arm_model
 
 from .oracle_intervals import GRID_STEP, grid_intervals
 
@@ -61,7 +61,7 @@ def test_closed_form_intervals_equal_the_grid_oracle(arm):
 
 def test_interval_assembly_from_arcs_and_points():
     """Runs of allowed arcs become intervals (split at +-pi); an allowed candidate between excluded arcs is a point."""
-    from nao_ik.geometry.intervals import _assemble
+    from nao_ik.geometry.scalar.intervals import _assemble
 
     cands = [-3.0, -1.0, 0.5, 2.0, 3.0]
     # arc i runs from cands[i] to cands[i + 1]; the last wraps from 3.0 through pi to -3.0
@@ -107,7 +107,7 @@ FAR_SEEDS = {"LArm": 15, "RArm": 8}
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_analytic_is_never_farther_than_any_sampled_solution(arm):
-    """Random starts and targets (:func:`nao_ik.nearest_bench.far_pairs`): never farther than solve_all's
+    """Random starts and targets (:func:`nao_ik.evidence.nearest_bench.far_pairs`): never farther than solve_all's
     0.5-degree samples, on a seed where the search alone was farther on 1 % of them."""
     worse = [excess(arm, start, t)[0] for start, t in far_pairs(arm, 400, FAR_SEEDS[arm])]
     # 1e-5 s: the precision to which the search places a swivel on a limit (about 1e-4 rad of a joint).
@@ -119,9 +119,9 @@ def test_faster_arcs_hold_exactly_the_shorter_moves(arm):
     """intervals.faster_arcs (the proof that an answer is nearest): on dense samples of both branches, every
     allowed swivel whose move is shorter than the bound lies in its intervals, and every swivel inside them is
     allowed and shorter; empty at the nearest answer's own move time."""
-    from nao_ik.geometry.intervals import faster_arcs
-    from nao_ik.geometry.scalar_swivel import arm as arm_of
-    from nao_ik.geometry.scalar_swivel import circle
+    from nao_ik.geometry.scalar.intervals import faster_arcs
+    from nao_ik.geometry.scalar.swivel import arm as arm_of
+    from nao_ik.geometry.scalar.swivel import circle
 
     model = arm_model(arm).bodiless()
     k = arm_of(model)
@@ -171,9 +171,9 @@ def test_analytic_is_never_farther_than_any_sampled_solution_on_small_moves(arm)
 def test_the_fused_arc_judge_agrees_with_the_margins(arm):
     """intervals._judge is configurations + margins fused for speed: the same verdict at every swivel, including
     targets off the workspace, swivels at the candidates themselves, and wrists at and past their limits."""
-    from nao_ik.geometry.intervals import _judge, boundary_swivels
-    from nao_ik.geometry.scalar_swivel import SLACK, circle, configurations, margins
-    from nao_ik.geometry.scalar_swivel import arm as arm_of
+    from nao_ik.geometry.scalar.intervals import _judge, boundary_swivels
+    from nao_ik.geometry.scalar.swivel import SLACK, circle, configurations, margins
+    from nao_ik.geometry.scalar.swivel import arm as arm_of
 
     model = arm_model(arm)
     k = arm_of(model)
@@ -223,10 +223,10 @@ def test_none_closer_agrees_with_dense_samples(arm):
 def test_the_batch_proof_agrees_with_faster_arcs(arm):
     """geometry.proof.shorter_exists (numpy, many targets) says 'some' exactly where intervals.faster_arcs (one
     target) has an interval: at the nearest answer's move time (less 1e-6 s: none) and at other bounds."""
-    from nao_ik.geometry.intervals import faster_arcs
     from nao_ik.geometry.proof import shorter_exists
-    from nao_ik.geometry.scalar_swivel import arm as arm_of
-    from nao_ik.geometry.scalar_swivel import circle
+    from nao_ik.geometry.scalar.intervals import faster_arcs
+    from nao_ik.geometry.scalar.swivel import arm as arm_of
+    from nao_ik.geometry.scalar.swivel import circle
 
     model = arm_model(arm).bodiless()
     k = arm_of(model)

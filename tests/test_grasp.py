@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik.grasp import APPROACH_DISTANCE, MIN_APPROACH_LENGTH, STEPS, approach_direction, plan_grasp
-from nao_ik.kinematics import forward
-from nao_ik.model import arm_model
+from nao_ik.kinematics.chain import forward
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.grasp import APPROACH_DISTANCE, MIN_APPROACH_LENGTH, STEPS, approach_direction, plan_grasp
 from nao_ik.service.args import decode
 
 HALF = 1 / math.sqrt(2)

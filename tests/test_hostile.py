@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from nao_ik import METHODS
-from nao_ik.geometry.pose import forward_pose
-from nao_ik.model import arm_model
+from nao_ik.kinematics.hand_pose import forward_pose
+from nao_ik.model.arm import arm_model
 from nao_ik.service import args
 from sim_stub.profiles import PROFILES
 from tests import report
@@ -48,6 +48,7 @@ SEED = int(os.environ.get("NAO_IK_HOSTILE_SEED", "15"))
 NO_ARGUMENTS = ("getMethods", "getSpeed")
 MODELS = {arm: arm_model(arm) for arm in ("LArm", "RArm")}
 ALL_JOINTS = [n for m in MODELS.values() for n in m.names]
+
 
 def _nested(depth: int) -> list:
     v: object = 0.1

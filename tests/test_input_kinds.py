@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import api
-from nao_ik.model import arm_model
+from nao_ik.api import position as api
+from nao_ik.model.arm import arm_model
 
 NOT_POINTS = [
     ({1.0: "a", 2.0: "b", 3.0: "c"}, "a map"),
@@ -43,7 +43,7 @@ def test_solve_batch_refuses_arrays_that_are_not_real_numbers(targets, named):
 def test_solve_batch_works_in_bounded_blocks(monkeypatch):
     model = arm_model("LArm")
     rng = np.random.default_rng(3)
-    from nao_ik import kinematics
+    from nao_ik.kinematics import chain as kinematics
 
     targets = kinematics.forward_batch(model, rng.uniform(model.lower, model.upper, (90, 5)))
     whole = nao_ik.solve_batch(targets, "LArm", "dls")
@@ -79,7 +79,7 @@ def test_with_limits_refuses_unknown_names_and_names_the_joint(limits, message):
 
 
 def test_speed_has_a_documented_minimum():
-    from nao_ik import validate
+    from nao_ik.model import validate
 
     for tiny in (5e-324, 1e-300, 0.009):
         with pytest.raises(ValueError, match=r"speed must be in \[0.01, 1\]"):

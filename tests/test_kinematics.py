@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
 from tests.urdf_chain import hand_transform, load_joints
 
 JOINTS = load_joints()
@@ -97,7 +97,7 @@ def test_runtime_limits_replace_documented_ones():
 def test_cos_sin_of_both_backends_match_numpy():
     # The kernel's cos/sin come from tan(x / 2); they must be as good as
     # np.cos and np.sin (joint angles, swivels plus offsets, and beyond).
-    from nao_ik.ops import ARRAY, SCALAR
+    from nao_ik.kinematics.ops import ARRAY, SCALAR
 
     x = np.concatenate([np.random.default_rng(0).uniform(-7.0, 7.0, 100_000), [0.0, np.pi, -np.pi, 2 * np.pi]])
     c, s = ARRAY.cos_sin(x)

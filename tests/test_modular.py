@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.bench import sample_targets
-from nao_ik.model import arm_model
+from nao_ik.evidence.protocol import sample_targets
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
 from nao_ik.nn import modular as M
-from nao_ik.nn import modular_learning as L
-from nao_ik.track import random_lines, reach, track_path
+from nao_ik.recipes.track import random_lines, reach, track_path
+from nao_ik.training import modular_learning as L
 
 
 def held_out(n, seed=123):
@@ -141,7 +141,7 @@ def test_discontinuity_check_founds_experts_where_an_expert_is_steep(monkeypatch
 
 
 def test_train_command_learns_writes_the_model_and_its_page(tmp_path, monkeypatch, capsys):
-    from nao_ik.nn import cli
+    from nao_ik.training import cli
 
     monkeypatch.setattr(L, "PATHS", 6)
     assert cli.main(["--which", "nn-modular", "--trials", "1000", "--out", str(tmp_path), "--table",

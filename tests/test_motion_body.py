@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.body import OTHER_ARM, STUB_MARGIN
-from nao_ik.collision import arm_capsules, clearance, clearance_batch, posture_body
-from nao_ik.geometry.scalar_clearance import checker
-from nao_ik.geometry.scalar_sweep import advance
-from nao_ik.kinematics import forward_batch
-from nao_ik.model import arm_model
+from nao_ik.geometry.collision import arm_capsules, clearance, clearance_batch, posture_body
+from nao_ik.geometry.scalar.clearance import checker
+from nao_ik.geometry.scalar.sweep import advance
+from nao_ik.geometry.sweep import SWEEP_MARGIN, Motion, overshoot, plan, sweep, sweep_moving
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import OTHER_ARM, STUB_MARGIN
 from nao_ik.nn.data import random_configurations
 from nao_ik.service.sensed import CYCLE, MAX_AGE
-from nao_ik.sweep import SWEEP_MARGIN, Motion, overshoot, plan, sweep, sweep_moving
 from sim_stub.shapes import arms_gap
 
 #: A start with the forearm down beside the hip and a target in front of the chest (found by a search over

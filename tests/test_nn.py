@@ -8,13 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.ops import SCALAR
+from nao_ik.model.arm import arm_model
 from nao_ik.nn import data, mlp
 from nao_ik.nn import networks as N
-from nao_ik.nn.train import Rprop, gradients, init_mlp
-from nao_ik.ops import SCALAR
 from nao_ik.solvers.network import swivel_start
+from nao_ik.training import networks as T
+from nao_ik.training.fit import Rprop, gradients, init_mlp
 
 NETWORK_METHODS = ["nn-paper", "nn", "nn-refined"]
 
@@ -27,20 +28,20 @@ def held_out(arm, n=4000, seed=99):
 
 
 def test_a_small_paper_run_learns():
-    recipe = N.PAPER._replace(train_samples=2000, valid_samples=1000, epochs=150, patience=150)
-    x, y = N._samples(recipe, recipe.valid_samples, recipe.seed + 1000)
-    net, rec = N.train(recipe, hidden=(10,), show_progress=False)
+    recipe = T.PAPER._replace(train_samples=2000, valid_samples=1000, epochs=150, patience=150)
+    x, y = T._samples(recipe, recipe.valid_samples, recipe.seed + 1000)
+    net, rec = T.train(recipe, hidden=(10,), show_progress=False)
     untrained = init_mlp(
-        [3, 10, 4], ["sigmoid", "sigmoid"], np.random.default_rng(0), *N._scalings(recipe, x, arm_model("LArm"))
+        [3, 10, 4], ["sigmoid", "sigmoid"], np.random.default_rng(0), *T._scalings(recipe, x, arm_model("LArm"))
     )
-    before = N.errors(untrained, x, y)["mse_percent_of_range"]
+    before = T.errors(untrained, x, y)["mse_percent_of_range"]
     after = rec["valid"]["mse_percent_of_range"]
     assert after < 0.5 * before, (before, after)
 
 
 def test_a_small_swivel_run_learns():
-    recipe = N.OURS._replace(train_samples=4000, valid_samples=1000, epochs=8, hidden=(32,))
-    net, rec = N.train(recipe, show_progress=False)
+    recipe = T.OURS._replace(train_samples=4000, valid_samples=1000, epochs=8, hidden=(32,))
+    net, rec = T.train(recipe, show_progress=False)
     assert rec["valid"]["swivel_mean_deg"] < 45.0  # an untrained net is ~90 degrees off
     assert rec["best_epoch"] > 1
 
@@ -72,7 +73,7 @@ def test_weight_files_round_trip(tmp_path):
     back = mlp.load(tmp_path / "x.npz")
     t = held_out("LArm", 50)
     np.testing.assert_array_equal(back(t), net(t))
-    assert back.record == net.record and net.record["recipe"]["seed"] == N.OURS.seed
+    assert back.record == net.record and net.record["recipe"]["seed"] == T.OURS.seed
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
@@ -85,9 +86,9 @@ def test_shipped_nn_meets_its_figures(arm):
 
 
 def test_shipped_paper_network_is_within_twice_the_papers_error():
-    recipe = N.PAPER
-    x, y = N._samples(recipe, 5000, 99)
-    e = N.errors(N.shipped("nn-paper"), x, y)
+    recipe = T.PAPER
+    x, y = T._samples(recipe, 5000, 99)
+    e = T.errors(N.shipped("nn-paper"), x, y)
     assert e["mse_percent_of_range"] <= 2 * 2.38
     # and it is nowhere near the 5.2 mm the paper derived from that figure:
     assert e["hand_mean_mm"] > 10.0

@@ -1,6 +1,6 @@
 """plan_path: a known path planned whole keeps every step continuous where a continuous motion exists.
 
-One definition of a jump (:func:`nao_ik.path_plan.jumps`, also ``nao-ik bench --paths``'s): a step whose largest
+One definition of a jump (:func:`nao_ik.recipes.path_plan.jumps`, also ``nao-ik bench --paths``'s): a step whose largest
 joint change is more than SMOOTH (0.05 rad) and whose two configurations no chain of configurations along the
 hand's segment, inside the limits and clear, joins with links of at most SMOOTH; a step into or out of a point
 not reached and larger than SMOOTH; a step whose motion the body check does not certify. The Cartesian paths
@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import api
-from nao_ik.body import MARGIN
-from nao_ik.collision import clearance_batch
-from nao_ik.continuity import SLACK, joint_paths
-from nao_ik.kinematics import forward_batch
-from nao_ik.model import arm_model
-from nao_ik.path_bench import shape
-from nao_ik.path_plan import SMOOTH, follow_or_refuse, jumps
-from nao_ik.sweep import sweep
+from nao_ik.api import position as api
+from nao_ik.evidence.continuity import SLACK, joint_paths
+from nao_ik.evidence.path_bench import shape
+from nao_ik.geometry.collision import clearance_batch
+from nao_ik.geometry.sweep import sweep
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import MARGIN
+from nao_ik.recipes.path_plan import SMOOTH, follow_or_refuse, jumps
 
 #: Lines per arm and seed, and seeds of this test's own (the benchmark's are others): every seed tried is kept.
 LINES = 12

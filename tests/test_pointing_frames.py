@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik import frames
-from nao_ik.grasp import APPROACH_DISTANCE, STEPS, plan_grasp
-from nao_ik.kinematics import forward
-from nao_ik.model import arm_model
-from nao_ik.pointing import ahead, miss, point_at
+from nao_ik.kinematics import frames
+from nao_ik.kinematics.chain import forward
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.grasp import APPROACH_DISTANCE, STEPS, plan_grasp
+from nao_ik.recipes.pointing import ahead, miss, point_at
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])

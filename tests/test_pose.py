@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nao_ik
-from nao_ik.body import MARGIN
-from nao_ik.collision import clearance, clearance_batch
+from nao_ik.api.pose import DEFAULT_WEIGHTS, check_axis_mask
+from nao_ik.geometry.collision import clearance, clearance_batch
 from nao_ik.geometry.full_pose import pose_fast, pose_root
-from nao_ik.geometry.pose import (
+from nao_ik.kinematics.hand_pose import (
     angles_from_rotation,
     forward_pose,
     hand_frame,
@@ -21,8 +21,8 @@ from nao_ik.geometry.pose import (
     rotation_vector,
     transform_to_pose6d,
 )
-from nao_ik.model import arm_model
-from nao_ik.pose import DEFAULT_WEIGHTS, check_axis_mask
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import MARGIN
 from nao_ik.solvers.pose_dls import PoseTarget, residual
 from tests.urdf_chain import hand_transform, load_joints
 

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from nao_ik.kinematics import forward
-from nao_ik.model import arm_model
-from nao_ik.reachability import is_reachable, nearest_reachable, reachable_batch
+from nao_ik.kinematics.chain import forward
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.reachability import is_reachable, nearest_reachable, reachable_batch
 from nao_ik.solvers import SOLVERS
-from nao_ik.solvers.driver import _batch
+from nao_ik.solvers.pipeline import _batch
 
 TOL = 1e-4  # solve's default success distance
 

@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
 from nao_ik.solvers import ITERATIVE, SOLVERS
 from tests import report
 from tests.qi_fixtures import Stack, qi
@@ -366,7 +366,7 @@ def test_commands_to_one_arm_never_interleave(awake, mocker):
 
 
 def test_load_four_clients():
-    from nao_ik.loadtest import format_report, run_load
+    from nao_ik.evidence.loadtest import format_report, run_load
 
     r = run_load(clients=4, seconds=6.0, seed=1)
     report.lines.append("load (4 client processes, 6 s):")

@@ -8,7 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from nao_ik import report, report_alone, report_fig3, report_peers, report_sec53, report_stats
+from nao_ik.evidence.alternatives import ALMOTION
+from nao_ik.evidence.report import alone as report_alone
+from nao_ik.evidence.report import build as report
+from nao_ik.evidence.report import fig3 as report_fig3
+from nao_ik.evidence.report import peers as report_peers
+from nao_ik.evidence.report import sec53 as report_sec53
+from nao_ik.evidence.report import stats as report_stats
+from nao_ik.evidence.report import tables
+from nao_ik.evidence.report.size import QUICK
 
 
 def _rows(section: str) -> list[list[str]]:
@@ -93,12 +101,12 @@ def test_production_table_and_figure3(quick):
     _, text = quick
     table = _section(text, "## Table 1 with every nao-ik method", "## Figure 3")
     rows = [r for r in _rows(table) if r[0] != "method"]
-    for method in report.OURS + [report.ALMOTION]:
+    for method in tables.OURS + [ALMOTION]:
         assert sum(r[0] == method for r in rows) == 2, method
-    assert f"| fabrik | {report.QUICK.targets} | 100.00 % |" in table
+    assert f"| fabrik | {QUICK.targets} | 100.00 % |" in table
     # nao-ik's methods never answer outside the limits; the ALMotion-style baseline does.
     oob = {r[0]: int(r[8]) for r in rows}
-    assert all(oob[m] == 0 for m in report.OURS) and oob[report.ALMOTION] > 0
+    assert all(oob[m] == 0 for m in tables.OURS) and oob[ALMOTION] > 0
     fig = _section(text, "## Figure 3 of the paper", "## Section 5.3")
     assert "| 0 (floor) |" in fig
     rows = _rows(fig.split("Mean iterations")[0])
@@ -113,7 +121,7 @@ def test_peers_are_measured_or_reported_missing(quick):
     assert {"nao-ik dls", "nao-ik fabrik", "nao-ik nn-refined"} <= set(names)
     for module, name in (("pinocchio", "pinocchio DLS"), ("pytracik", "TRAC-IK")):
         if importlib.util.find_spec(module):
-            assert name in names and names[name][2] == str(report.QUICK.peers)
+            assert name in names and names[name][2] == str(QUICK.peers)
         else:
             assert name in part.split("Missing here")[1]
     assert names["nao-ik dls"][-1] == "1.00 x"
@@ -126,9 +134,9 @@ def test_other_sections_have_their_figures(quick):
     ot = _section(text, "## Oyama & Tachi", "## Kim & Tarokh")
     assert "% of reach" in ot and "12.5 mm" in ot and "| untrained (0 trials) |" in ot
     planar = _rows(ot.split("### The paper's planar 2-DOF arm")[1])
-    assert planar[1][0] == "0" and planar[-2][0] == f"{report.QUICK.planar:,}" and planar[-1][0] == "the paper"
+    assert planar[1][0] == "0" and planar[-2][0] == f"{QUICK.planar:,}" and planar[-1][0] == "the paper"
     track = _rows(_section(ot, "### Learning during tracking", "### Expert selection"))
-    assert track[1][0] == "0" and track[-1][0] == f"{report.QUICK.ot_track:,}" and all(len(r) == 7 for r in track)
+    assert track[1][0] == "0" and track[-1][0] == f"{QUICK.ot_track:,}" and all(len(r) == 7 for r in track)
     fm = _rows(_section(ot, "### Expert selection with a learned forward model", "### The paper's planar"))
     assert [r[0] for r in fm[1:]] == ["exact forward kinematics", "learned forward model"]
     kt = _section(text, "## Kim & Tarokh: the on-line", "## Kim & Tarokh: the whole")
@@ -207,7 +215,7 @@ def test_the_alone_variant_is_the_loop_alone():
 
     Through the whole driver call FABRIK alone reached 100 % (the continuity rule seeded its failures with
     the exact nearest solution); the loop alone misses some targets from the neutral posture."""
-    from nao_ik.bench import sample_targets
+    from nao_ik.evidence.protocol import sample_targets
 
     m = report_alone.measure(sample_targets("LArm", 150, 0), 5, 1, 1e-4, "LArm", ["fabrik"])
     alone, production = m[("fabrik", "alone")], m[("fabrik", "production")]

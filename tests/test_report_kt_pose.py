@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 
-from nao_ik import report_kt_net, report_kt_pose
-from nao_ik.geometry.pose import angles_from_rotation
-from nao_ik.model import arm_model
+from nao_ik.evidence.report import kt_net as report_kt_net
+from nao_ik.evidence.report import kt_pose as report_kt_pose
+from nao_ik.kinematics.hand_pose import angles_from_rotation
+from nao_ik.model.arm import arm_model
 
 
 def test_each_cell_network_learns_its_own_cells_function():

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from nao_ik import report_ot_fm
-from nao_ik.kinematics import forward_batch
-from nao_ik.model import arm_model
+from nao_ik.evidence.report import ot_fm as report_ot_fm
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
 from nao_ik.nn.data import random_configurations
 
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from nao_ik import report_ot_track
-from nao_ik.model import arm_model
-from nao_ik.reachability import reachable_batch
+from nao_ik.evidence.report import ot_track as report_ot_track
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.reachability import reachable_batch
 
 
 def test_paths_are_straight_and_reachable_everywhere():

@@ -24,15 +24,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nao_ik import kinematics
 from nao_ik import solve as library_solve
-from nao_ik.body import MARGIN
-from nao_ik.collision import arm_capsules, clearance, posture_body
-from nao_ik.model import arm_model
+from nao_ik.geometry.collision import arm_capsules, clearance, posture_body
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import MARGIN
 from nao_ik.robot.arms import MODELS
 from nao_ik.robot.other import Commands, rows
+from nao_ik.robot.package import EXEC_START, RUNTIME, SERVICE_NAME, SERVICE_NAOQI, box_calls, build, for_runtime, served
 from nao_ik.robot.solve import STANDING, solve
-from nao_ik.robot_pkg import EXEC_START, RUNTIME, SERVICE_NAME, SERVICE_NAOQI, box_calls, build, for_runtime, served
 from tests import report
 from tests.test_behaviors import XAR, Speech, boxes, io, make_box, q, run_diagram, start
 
@@ -177,9 +177,9 @@ def _segment_distance(p, a, b) -> float:
 def test_the_other_arms_rows_hold_its_links_at_every_posture_of_its_box():
     """Boxes small and large (up to the joints' whole ranges): every point of every link, at postures drawn in the
     box and at its corners, lies within that link's capsule of some piece, grown radius less the link's own."""
-    from nao_ik.body_data import LINK_ROWS
-    from nao_ik.geometry.scalar_clearance import link_points
-    from nao_ik.geometry.scalar_swivel import arm as scalar_arm
+    from nao_ik.geometry.scalar.clearance import link_points
+    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
+    from nao_ik.model.body_data import LINK_ROWS
 
     rng = np.random.default_rng(8)
     for arm in ("LArm", "RArm"):
@@ -210,7 +210,7 @@ class _Future:
 def test_the_commands_that_may_still_move_an_arm():
     """The box of an arm's postures from a reading on: the reading, the commands ALMotion has not taken yet, the
     last one it took unless it had finished by the reading; a later command taken replaces an earlier one."""
-    from nao_ik.geometry.scalar_sweep import overshoot
+    from nao_ik.geometry.scalar.sweep import overshoot
 
     model = MODELS["LArm"]
     still, first, second = list(model.neutral), [0.1, -0.25, -0.11, -1.29, 0.0], [-0.5, 0.6, -0.4, -0.5, 0.3]
@@ -319,8 +319,8 @@ def test_python_2_7_solves_from_the_package_tree(tmp_path):
     )
     import json
 
-    from nao_ik.geometry.scalar_clearance import clearance as float_clearance
-    from nao_ik.sweep import sweep
+    from nao_ik.geometry.scalar.clearance import clearance as float_clearance
+    from nao_ik.geometry.sweep import sweep
     from tests.test_motion_body import CROSSING_START, CROSSING_TARGET
 
     goal = solve(MODELS["LArm"], CROSSING_TARGET, CROSSING_START).angles
@@ -458,7 +458,7 @@ def _settle(installed, names: list, q: list) -> None:
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
     """With NAO's standing body and the other arm where it stands, as the computer-side service's model has them
-    (:func:`nao_ik.collision.posture_body`)."""
+    (:func:`nao_ik.geometry.collision.posture_body`)."""
     other = arm_model(OTHER[arm])
     names = list(arm_model(arm).names)
     rng = np.random.default_rng(3)
@@ -801,7 +801,7 @@ def test_a_reach_keeps_clear_of_the_other_arm_standing_in_the_way(installed):
     """The left arm stands swung in (LEFT_IN_THE_WAY); the right arm's answer for RIGHT_TARGET without the left arm
     goes into it (the control). The runtime refuses it or answers clear of the left arm, answer and motion; what
     it sends keeps MARGIN from the left arm."""
-    from nao_ik.sweep import sweep
+    from nao_ik.geometry.sweep import sweep
 
     left, right = arm_model("LArm"), arm_model("RArm")
     installed.motion.wakeUp()
@@ -1100,4 +1100,3 @@ def test_the_package_with_the_runtime_needs_the_naoqi_of_its_service(tmp_path):
     assert manifest.find("./requirements/naoqiRequirement").get("minVersion") == SERVICE_NAOQI == "2.3"
     with zipfile.ZipFile(build(tmp_path / "boxes.pkg", service=False)) as z:
         assert z.read("manifest.xml") == (ROOT / "behaviors" / "manifest.xml").read_bytes()
-

@@ -114,7 +114,7 @@ def test_the_body_checks_cost_on_the_round_trip_is_measured_like_for_like():
     import io
     import re
 
-    from nao_ik.latency import print_body_cost
+    from nao_ik.evidence.latency import print_body_cost
 
     out = io.StringIO()
     print_body_cost(20, out)
@@ -239,7 +239,7 @@ def test_a_reach_held_up_between_its_check_and_its_command_does_not_fail(mocker,
 def test_read_then_reach_times_both_programs(capsys):
     """``nao-ik loadtest --read-reach N``: a program that reads its arm and then reaches, with the arm moving and
     with the arm still; each reach is timed and counted as sent in one command, in legs, or refused."""
-    from nao_ik.latency import print_read_then_reach
+    from nao_ik.evidence.latency import print_read_then_reach
 
     print_read_then_reach(1, 0.002, seed=1)
     out = capsys.readouterr().out.splitlines()

@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.bench import sample_targets
-from nao_ik.body import MARGIN
-from nao_ik.collision import clearance_batch
-from nao_ik.kinematics import forward_batch
-from nao_ik.track import random_lines, track_path
+from nao_ik.evidence.protocol import sample_targets
+from nao_ik.geometry.collision import clearance_batch
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.body import MARGIN
+from nao_ik.recipes.track import random_lines, track_path
 
 GOLDEN = Path(__file__).parent / "data" / "same_answers.npz"
 ARMS = ("LArm", "RArm")

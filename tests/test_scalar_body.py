@@ -1,4 +1,4 @@
-"""The body check's Python 2/3 modules (nao_ik.body_data, nao_ik.geometry.scalar_clearance / scalar_sweep).
+"""The body check's Python 2/3 modules (nao_ik.model.body_data, nao_ik.geometry.scalar.clearance / scalar_sweep).
 
 The library's types are built from the same rows, and the float clearance (the robot runtime's and the
 library's per-configuration check) equals the numpy batch.
@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nao_ik import body_data
-from nao_ik.body import BODY, LINKS, Capsule, Link, body
-from nao_ik.collision import clearance, clearance_batch
-from nao_ik.geometry import scalar_clearance
-from nao_ik.model import arm_model
+from nao_ik.geometry.collision import clearance, clearance_batch
+from nao_ik.geometry.scalar import clearance as scalar_clearance
+from nao_ik.model import body_data
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import BODY, LINKS, Capsule, Link, body
 from nao_ik.robot.arms import MODELS
 
 

@@ -14,17 +14,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nao_ik import kinematics
-from nao_ik.geometry import scalar_nearest, scalar_swivel
-from nao_ik.geometry.intervals import all_intervals
 from nao_ik.geometry.nearest import move_time, nearest
+from nao_ik.geometry.scalar import nearest as scalar_nearest
+from nao_ik.geometry.scalar import swivel as scalar_swivel
+from nao_ik.geometry.scalar.intervals import all_intervals
 from nao_ik.geometry.swivel import circle, margin_at
-from nao_ik.model import arm_model
-from nao_ik.ops import ARRAY, SCALAR
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.ops import ARRAY, SCALAR
+from nao_ik.model.arm import arm_model
 
-GEOMETRY = Path(__file__).resolve().parent.parent / "nao_ik" / "geometry"
+SCALAR_DIR = Path(__file__).resolve().parent.parent / "nao_ik" / "geometry" / "scalar"
 #: The modules of the scalar path: no numpy, Python 2.7 and 3.
-SCALAR_MODULES = ("scalar_swivel.py", "scalar_nearest.py", "intervals.py")
+SCALAR_MODULES = ("swivel.py", "nearest.py", "intervals.py")
 
 
 def _pairs(arm: str, n: int, seed: int) -> tuple:
@@ -160,7 +161,7 @@ def _python2() -> str | None:
 
 def test_the_scalar_modules_keep_to_the_common_subset_of_python_2_and_3():
     for name in SCALAR_MODULES:
-        source = (GEOMETRY / name).read_text()
+        source = (SCALAR_DIR / name).read_text()
         tree = ast.parse(source)
         assert "from __future__ import division" in source, name
         for node in ast.walk(tree):
@@ -181,7 +182,7 @@ def test_the_scalar_modules_keep_to_the_common_subset_of_python_2_and_3():
 _PY2_SCRIPT = """
 import collections, json, sys
 sys.path.insert(0, sys.argv[1])
-from pkg import intervals, scalar_nearest
+from pkg import intervals, nearest as scalar_nearest
 Joint = collections.namedtuple("Joint", "offset lower upper max_velocity")
 Model = collections.namedtuple("Model", "joints hand_offset")
 data = json.load(sys.stdin)
@@ -201,7 +202,7 @@ def test_python_2_gives_the_same_answers(arm, tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     for name in SCALAR_MODULES:
-        shutil.copy(GEOMETRY / name, pkg / name)
+        shutil.copy(SCALAR_DIR / name, pkg / name)
     (tmp_path / "run.py").write_text(_PY2_SCRIPT)
     model, t, start = _pairs(arm, 40, 4)
     data = {

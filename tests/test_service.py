@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import kinematics
-from nao_ik.collision import clearance_batch
-from nao_ik.model import arm_model
+from nao_ik.geometry.collision import clearance_batch
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
 from nao_ik.solvers import ALIASES, ITERATIVE
 from sim_stub.motion import StubMotion
 from tests.qi_fixtures import Stack
@@ -37,7 +37,7 @@ def test_reach_to_with_every_method_on_both_arms(awake, method):
                 assert r["reached"] and r["error"] <= 1e-4
             else:  # the paper's network: centimetres off, but a safe command all the same
                 assert r["error"] < 0.3
-            assert r["method"] == nao_ik.api.resolve_method(method)
+            assert r["method"] == nao_ik.api.position.resolve_method(method)
             cmds = awake.moves()[before:]
             # One command, or the legs of a move whose direct box is not clear of the body (each after the last).
             assert len(cmds) == r["commands"] >= 1 and {c["method"] for c in cmds} == {"setAngles"}

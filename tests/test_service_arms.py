@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik import frames
-from nao_ik.grasp import APPROACH_DISTANCE, LIFT
-from nao_ik.model import arm_model
-from nao_ik.pointing import miss
+from nao_ik.kinematics import frames
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.grasp import APPROACH_DISTANCE, LIFT
+from nao_ik.recipes.pointing import miss
 
 POSTURE = {"LArm": [0.3, 0.4, -0.6, -0.9, 0.0], "RArm": [0.2, -0.5, 0.7, 1.0, 0.0]}
 #: The torso moved in FRAME_WORLD: turned, tilted and shifted (not the standing identity pose).

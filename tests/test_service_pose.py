@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import nao_ik
-from nao_ik.geometry.pose import pose6d_to_transform, rotation_angle
-from nao_ik.model import arm_model
+from nao_ik.kinematics.hand_pose import pose6d_to_transform, rotation_angle
+from nao_ik.model.arm import arm_model
 
 POSES = {
     "LArm": [0.4, 0.5, -0.3, -0.9, 0.7],

@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nao_ik
-from nao_ik import kinematics
 from nao_ik.geometry.recovery import recover_angles
 from nao_ik.geometry.swivel import swivel_configurations
-from nao_ik.model import arm_model
-from nao_ik.ops import ARRAY, SCALAR
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.ops import ARRAY, SCALAR
+from nao_ik.model.arm import arm_model
 from nao_ik.solvers import ITERATIVE, SOLVERS
 
 METHODS = list(ITERATIVE)  # the network methods have tests of their own (test_nn.py)
@@ -236,7 +236,7 @@ def test_batch_of_nothing():
 
 def test_shoulder_trigonometry_without_trigonometry_is_exact():
     from nao_ik.geometry.recovery import shoulder_solution
-    from nao_ik.ops import ARRAY
+    from nao_ik.kinematics.ops import ARRAY
 
     model = arm_model("LArm")
     v = np.random.default_rng(5).normal(size=(1000, 3))
@@ -247,7 +247,7 @@ def test_shoulder_trigonometry_without_trigonometry_is_exact():
 
 @pytest.mark.parametrize("method", ["nn", "nn-paper", "cells"])  # the one-shot methods, which run in blocks
 def test_a_batch_in_blocks_equals_one_block(method, monkeypatch):
-    from nao_ik.solvers import driver
+    from nao_ik.solvers import pipeline as driver
 
     model = arm_model("RArm")
     rng = np.random.default_rng(11)

@@ -5,9 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from nao_ik import frames, kinematics
-from nao_ik.geometry.pose import forward_pose
-from nao_ik.model import arm_model
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics import frames
+from nao_ik.kinematics.hand_pose import forward_pose
+from nao_ik.model.arm import arm_model
 from sim_stub.body import CHAINS, JOINTS, STAND
 from sim_stub.motion import CYCLE, StubMotion
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nao_ik.body import MARGIN as LIBRARY_MARGIN
-from nao_ik.body import NAMES, STUB_MARGIN
-from nao_ik.collision import clearance_batch, posture_body
-from nao_ik.geometry.pose import forward_pose
-from nao_ik.model import MIRROR_ANGLES, arm_model
+from nao_ik.geometry.collision import clearance_batch, posture_body
+from nao_ik.kinematics.hand_pose import forward_pose
+from nao_ik.model.arm import MIRROR_ANGLES, arm_model
+from nao_ik.model.body import MARGIN as LIBRARY_MARGIN
+from nao_ik.model.body import NAMES, STUB_MARGIN
 from nao_ik.nn.data import random_configurations
 from sim_stub import body_shapes
 from sim_stub.body import STAND
@@ -237,7 +237,7 @@ def test_the_stubs_own_arm_shapes():
 def test_the_demo_reaches_trip_no_protection(awake):
     """The demo's targets (both arms), reached with the default method and a Jacobian one at full speed: the
     stub records no stop."""
-    from nao_ik.demo import TARGETS
+    from nao_ik.tools.demo import TARGETS
 
     awake.ik.setSpeed(1.0)
     for method in ("analytic", "dls"):

@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from nao_ik import kinematics
-from nao_ik.model import arm_model
-from nao_ik.track import random_lines as paths
-from nao_ik.track import track_path
+from nao_ik.kinematics import chain as kinematics
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.track import random_lines as paths
+from nao_ik.recipes.track import track_path
 
 
 def line(a, b, n=21):
@@ -46,7 +46,7 @@ def test_tracking_follows_reachable_lines(method):
 
 def test_feedback_makes_the_papers_network_track_better_than_it_answers():
     # Equations (6)-(9) correct the model's error along the path, as the paper shows.
-    from nao_ik.api import solve
+    from nao_ik.api.position import solve
 
     paths = random_lines("LArm", 20, 9)
     tracked, alone = [], []

@@ -20,14 +20,14 @@ import pytest
 
 pytest.importorskip("viser", reason="the view needs the 'view' extra (pip install 'nao-ik[view]')")
 
-from nao_ik.kinematics import forward  # noqa: E402
-from nao_ik.model import arm_model  # noqa: E402
-from nao_ik.view import page  # noqa: E402
-from nao_ik.view.browser import Browser, find_chromium  # noqa: E402
-from nao_ik.view.record import Recorder, read_recording  # noqa: E402
-from nao_ik.view.scene import VIEW_JOINTS  # noqa: E402
-from nao_ik.view.sources import ReplayMotion  # noqa: E402
-from nao_ik.view.viewer import Viewer, ViewOptions, screen_point  # noqa: E402
+from nao_ik.kinematics.chain import forward  # noqa: E402
+from nao_ik.model.arm import arm_model  # noqa: E402
+from nao_ik.tools.view import page  # noqa: E402
+from nao_ik.tools.view.browser import Browser, find_chromium  # noqa: E402
+from nao_ik.tools.view.record import Recorder, read_recording  # noqa: E402
+from nao_ik.tools.view.scene import VIEW_JOINTS  # noqa: E402
+from nao_ik.tools.view.sources import ReplayMotion  # noqa: E402
+from nao_ik.tools.view.viewer import Viewer, ViewOptions, screen_point  # noqa: E402
 
 from .test_cli import ENV, PY, free_port, wait_for_line  # noqa: E402
 
@@ -214,7 +214,7 @@ def test_the_websocket_refuses_a_missing_or_wrong_token(view):
 
 
 def test_the_hosts_a_view_answers_to_follow_the_address_it_listens_on():
-    from nao_ik.view.guard import Guard
+    from nao_ik.tools.view.guard import Guard
 
     lan, anywhere, v6 = Guard("192.168.1.5"), Guard("0.0.0.0"), Guard("::1")
     assert lan.host_allowed("192.168.1.5:8080", 8080) and not lan.host_allowed("localhost:8080", 8080)
@@ -397,8 +397,9 @@ def test_demo_serves_the_view_while_it_runs(tmp_path, capsys):
 
 def test_the_view_stays_off_the_core_path():
     code = (
-        "import sys, nao_ik, nao_ik.cli, nao_ik.demo, nao_ik.service.serve, nao_ik.service.surface, sim_stub.robot; "
-        "print(sorted(m for m in sys.modules if m.startswith(('viser', 'nao_ik.view'))))"
+        "import sys, nao_ik, nao_ik.cli, nao_ik.tools.demo, nao_ik.service.serve, nao_ik.service.surface, "
+        "sim_stub.robot; "
+        "print(sorted(m for m in sys.modules if m.startswith(('viser', 'nao_ik.tools.view'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

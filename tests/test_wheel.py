@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nao_ik.loadtest import _free_port, _start
+from nao_ik.evidence.loadtest import _free_port, _start
 
 ROOT = Path(__file__).resolve().parents[1]
 #: What a checkout may hold beside its sources.

@@ -3,8 +3,8 @@
 import numpy as np
 
 from nao_ik.cli import main
-from nao_ik.model import arm_model
-from nao_ik.reachability import is_reachable
+from nao_ik.model.arm import arm_model
+from nao_ik.recipes.reachability import is_reachable
 
 
 def test_workspace_writes_picture_and_data(tmp_path, capsys):
@@ -27,7 +27,7 @@ def test_workspace_writes_picture_and_data(tmp_path, capsys):
 
 def test_workspace_body_option_says_when_the_body_model_is_missing(tmp_path, capsys):
     try:
-        import nao_ik.collision  # noqa: F401
+        import nao_ik.geometry.collision  # noqa: F401
     except ImportError:
         assert main(["workspace", "--out", str(tmp_path), "--step", "0.1", "--body"]) == 2
         assert "body model" in capsys.readouterr().err
