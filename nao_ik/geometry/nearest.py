@@ -35,7 +35,7 @@ Steps 1-3 only make the first answer good: with the proof they run a coarser
 ring (PROVED_RING swivels, one seed), which the proof betters where it
 misses; the search alone (RING swivels, two seeds and the near path's
 second seed below) can be farther than a 0.5-degree sampling, by up to 0.2 s
-on some pairs (``tests/test_geometry.py``'s FAR_SEEDS). The proof is on the
+on some pairs (``tests/unit/geometry/test_geometry.py``'s FAR_SEEDS). The proof is on the
 joint limits alone: the body's clearance (``extra``) has no closed-form
 boundaries, and a search within it keeps the full ring and, on small moves,
 a second seed: the configuration next to the start that reaches the target

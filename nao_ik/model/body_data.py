@@ -35,7 +35,7 @@ at least :data:`MARGIN` (library) from every body part. ALMotion's stand-in
 (``sim_stub``) checks shapes of its own (the real robot's measured surface)
 with the smaller :data:`STUB_MARGIN`; the shapes here are sized so that
 wherever the stub's arm comes within STUB_MARGIN of its body, the library's
-clearance is under MARGIN (``tests/test_stub_protection.py``): what the
+clearance is under MARGIN (``tests/unit/sim_stub/test_protection.py``): what the
 library commands does not trip it.
 
 Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
@@ -95,7 +95,7 @@ HAND_REACH = 0.090
 #: axis from the wrist to HAND_REACH, radius 40 (the 68 x 63 cross-section's half diagonal is 46 for a box,
 #: about 40 for the rounded palm; the fingertips at 102.5 mm lie within it). The hand's opening (LHand/RHand,
 #: a joint ALMotion reports) is not read to shrink it: closed, the fingers curl within 38 mm of its axis
-#: (tests/test_body.py), so a closed hand is no larger, and a closed hand often holds something whose size
+#: (tests/unit/model/test_body.py), so a closed hand is no larger, and a closed hand often holds something whose size
 #: nao-ik cannot know.
 LINK_ROWS = (
     ("upper arm", 1, 2, 0.53, 0.030),

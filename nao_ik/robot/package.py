@@ -56,7 +56,7 @@ _STUB_TEXT = {
 
 def runtime_files(root: Path = ROOT) -> tuple:
     """The robot runtime's files (paths in the repository and in the package), from :data:`SHIPPED`.
-    ``tests/unit/robot/test_package.py`` holds them to what the runtime imports."""
+    ``tests/system/test_robot_runtime.py`` holds them to what the runtime imports."""
     found = {p.relative_to(root).as_posix() for pattern in SHIPPED for p in root.glob(pattern)}
     return tuple(sorted(found - {BUILDER}))
 

@@ -78,7 +78,7 @@ CALL_BUDGET = 10.0
 WORKERS = 8
 #: How often (s) a thread that computes hands Python's lock to the others. Python's default, 5 ms, made a
 #: ``computeAngles`` wait 0.47 s while a path was computed on the other arm (each of its many hand-overs
-#: waited out a full interval); at 0.5 ms it takes 0.05 s (``tests/test_path_jobs.py`` measures it).
+#: waited out a full interval); at 0.5 ms it takes 0.05 s (``tests/system/test_path_jobs.py`` measures it).
 SWITCH_INTERVAL = 0.0005
 
 _ANSWER = qi.Map(qi.String, qi.Dynamic)

@@ -13,7 +13,7 @@ Why a second copy of these formulas: the elementwise code of ``swivel.py`` /
 ``recovery.py`` serves the numpy batch path (and the fallbacks of many other
 modules); here the same formulas are fused (both ElbowRoll branches of a
 swivel in one pass, the limits' margin and the move time computed on the
-fly), which an elementwise backend cannot do. ``tests/test_scalar_path.py``
+fly), which an elementwise backend cannot do. ``tests/unit/geometry/scalar/test_scalar_path.py``
 holds the two copies equal to 1e-12.
 
 Written in the common subset of Python 2.7 and 3 with no numpy (type

@@ -23,7 +23,7 @@ from nao_ik.kinematics import chain as kinematics
 from nao_ik.kinematics.ops import ARRAY, SCALAR
 from nao_ik.model.arm import arm_model
 
-SCALAR_DIR = Path(__file__).resolve().parent.parent / "nao_ik" / "geometry" / "scalar"
+SCALAR_DIR = Path(__file__).resolve().parents[4] / "nao_ik" / "geometry" / "scalar"
 #: The modules of the scalar path: no numpy, Python 2.7 and 3.
 SCALAR_MODULES = ("swivel.py", "nearest.py", "intervals.py")
 

@@ -1,6 +1,6 @@
 """Hostile input over real libqi for the frame, both-arm, hand, pointing and reachability methods
-(:data:`tests.test_hostile.ARM_METHODS`), as test_hostile does for the others: valid or hostile arguments, the robot
-checked after every call."""
+(:data:`tests.system.test_hostile.ARM_METHODS`), as test_hostile does for the others: valid or hostile arguments, the
+robot checked after every call."""
 
 import math
 import os
@@ -13,7 +13,7 @@ from nao_ik.service.args import SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack
-from tests.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
+from tests.system.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
 ARM_SPECS = {name: SPECS[name] for name in ARM_METHODS}
 

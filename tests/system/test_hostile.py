@@ -62,7 +62,7 @@ HOSTILE = [
     True, False, None, "", "LArm ", "larm", "dls\x00", "x" * 300, "💥", [], [float("nan")] * 3, [[[]]],
     {"x": 1.0}, (0.15, 0.12, 0.08), [0.15, 0.12], [0.15, 0.12, 0.08, 0.0], ["0.15", "0.12", "0.08"],
     [[0.15, 0.12, float("inf")]], [(0.15, 0.12, 0.08)], [[True, 0.1, 0.1]], 0, 1, -1, 64, 0.5, 3.5,
-    _nested(400), [_nested(100)] * 3,  # deeper still crashes libqi itself: tests/test_supervisor.py
+    _nested(400), [_nested(100)] * 3,  # deeper still crashes libqi itself: tests/unit/service/test_supervisor.py
 ]  # fmt: skip
 #: Refusals name what was wrong (the argument) or come from libqi (the arity).
 REFUSAL_WORDS = (

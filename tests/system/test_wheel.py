@@ -16,7 +16,7 @@ import pytest
 
 from nao_ik.evidence.loadtest import _free_port, _start
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: What a checkout may hold beside its sources.
 JUNK = (".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis", "demo_out")
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "nao_ik"
 
 #: Lowest first: a module may import from its own layer and the ones before it. ``data`` holds the shipped weights.

@@ -28,8 +28,7 @@ from nao_ik.tools.view.record import Recorder, read_recording  # noqa: E402
 from nao_ik.tools.view.scene import VIEW_JOINTS  # noqa: E402
 from nao_ik.tools.view.sources import ReplayMotion  # noqa: E402
 from nao_ik.tools.view.viewer import Viewer, ViewOptions, screen_point  # noqa: E402
-
-from .test_cli import ENV, PY, free_port, wait_for_line  # noqa: E402
+from tests.unit.test_cli import ENV, PY, free_port, wait_for_line  # noqa: E402
 
 EVIL = "http://evil.example"
 

@@ -14,8 +14,7 @@ from nao_ik.geometry.scalar.intervals import all_intervals
 from nao_ik.kinematics import chain as kinematics
 from nao_ik.kinematics.ops import SCALAR as _FLOAT
 from nao_ik.model.arm import arm_model
-
-from .oracle_intervals import GRID_STEP, grid_intervals
+from tests.oracle_intervals import GRID_STEP, grid_intervals
 
 
 def _targets(arm: str, n: int, seed: int) -> tuple:

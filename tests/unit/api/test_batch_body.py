@@ -4,7 +4,7 @@ whose hand is no farther from the target and whose move is no longer.
 The batch finds the nearest clear pose of the targets only configurations through the body reach with its
 own search (:mod:`nao_ik.geometry.blocked`), not the single solve's one target at a time, so its floats may
 differ there; the rule below is what they must keep. The targets: the golden file's batch targets
-(``tests/test_same_answers.py``) that are not the benchmark's: reachable only through the body, near it,
+(``tests/unit/api/test_same_answers.py``) that are not the benchmark's: reachable only through the body, near it,
 and out of reach, for both arms.
 """
 
@@ -18,7 +18,7 @@ from nao_ik.geometry.collision import clearance_batch
 from nao_ik.geometry.nearest import move_time
 from nao_ik.kinematics.ops import ARRAY
 from nao_ik.model.body import MARGIN
-from tests.test_same_answers import BATCH, starts, stored
+from tests.unit.api.test_same_answers import BATCH, starts, stored
 
 #: Angles this close are the same configuration; distances (m) and move times (s) this close are equal.
 SAME = 1e-9

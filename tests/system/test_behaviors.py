@@ -17,7 +17,7 @@ from nao_ik.kinematics import chain as kinematics
 from nao_ik.kinematics.hand_pose import forward_pose
 from nao_ik.model.arm import arm_model
 
-ROOT = Path(__file__).resolve().parent.parent / "behaviors"
+ROOT = Path(__file__).resolve().parents[2] / "behaviors"
 XAR = ROOT / "behavior_1" / "behavior.xar"
 NS = "{http://www.ald.softbankrobotics.com/schema/choregraphe/project.xsd}"
 # What GeneratedClass gives a box script besides its own IO.

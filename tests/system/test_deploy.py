@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_cli import free_port, wait_for_line
+from tests.unit.test_cli import free_port, wait_for_line
 
 qi = pytest.importorskip("qi")
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 DEPLOY = HERE / "deploy.sh"
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
 

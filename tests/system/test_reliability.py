@@ -264,7 +264,7 @@ def test_almotion_session_closed_then_back():
 def test_serve_reconnects_when_the_robot_session_drops():
     from nao_ik.service.serve import serve
     from sim_stub.robot import SimulatedRobot
-    from tests.test_cli import free_port
+    from tests.unit.test_cli import free_port
 
     url = f"tcp://127.0.0.1:{free_port()}"
     robot = SimulatedRobot(url)

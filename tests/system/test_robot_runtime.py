@@ -34,9 +34,9 @@ from nao_ik.robot.other import Commands, rows
 from nao_ik.robot.package import EXEC_START, RUNTIME, SERVICE_NAME, SERVICE_NAOQI, box_calls, build, for_runtime, served
 from nao_ik.robot.solve import STANDING, solve
 from tests import report
-from tests.test_behaviors import XAR, Speech, boxes, io, make_box, q, run_diagram, start
+from tests.system.test_behaviors import XAR, Speech, boxes, io, make_box, q, run_diagram, start
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 #: The other arm of each arm.
 OTHER = {"LArm": "RArm", "RArm": "LArm"}
 #: A target inside the torso: every configuration that reaches it goes through the body.
@@ -321,7 +321,7 @@ def test_python_2_7_solves_from_the_package_tree(tmp_path):
 
     from nao_ik.geometry.scalar.clearance import clearance as float_clearance
     from nao_ik.geometry.sweep import sweep
-    from tests.test_motion_body import CROSSING_START, CROSSING_TARGET
+    from tests.unit.geometry.test_motion_body import CROSSING_START, CROSSING_TARGET
 
     goal = solve(MODELS["LArm"], CROSSING_TARGET, CROSSING_START).angles
     lo, hi = [-0.2, -1.0, 0.1, 0.3, -0.5], [0.6, -0.2, 0.9, 1.2, 0.5]  # a right arm on its way
@@ -578,10 +578,10 @@ def test_a_target_inside_the_torso_is_refused_and_nothing_is_sent(installed):
 
 
 def test_a_move_that_crosses_the_body_is_refused_and_nothing_is_sent(installed):
-    """tests/test_motion_body.py's crossing: the answer is clear, the direct motion to it crosses the torso; the
-    runtime has no swung-out sequences, so it sends nothing. Control: the same answer sent directly trips the stub's
-    protection."""
-    from tests.test_motion_body import CROSSING_START, CROSSING_TARGET
+    """tests/unit/geometry/test_motion_body.py's crossing: the answer is clear, the direct motion to it crosses the
+    torso; the runtime has no swung-out sequences, so it sends nothing. Control: the same answer sent directly trips
+    the stub's protection."""
+    from tests.unit.geometry.test_motion_body import CROSSING_START, CROSSING_TARGET
 
     stub, names = installed.robot.motion, list(arm_model("LArm").names)
     installed.motion.wakeUp()

@@ -5,7 +5,7 @@ random start, ``solve_batch``, ``solve_pose``, ``track_path``) on seeded
 targets are stored in ``tests/data/same_answers.npz`` and compared with
 ``np.array_equal``. A change that only removes work, or moves it, must leave
 every float where it was; a change that is meant to change answers rewrites
-the file (``NAO_IK_WRITE_GOLDEN=1 python -m pytest tests/test_same_answers.py``)
+the file (``NAO_IK_WRITE_GOLDEN=1 python -m pytest tests/unit/api/test_same_answers.py``)
 and says why in its commit.
 
 The targets: the benchmark's (hand positions of random in-limit
@@ -180,7 +180,8 @@ def test_same_answers(golden, kind, arm, method):
     if kind == "batch":
         # The batch's answers for the targets only configurations through the body reach come from its own
         # search for the nearest clear pose (nao_ik.geometry.blocked): as good as the single solve's, not the
-        # same floats. tests/test_batch_body.py holds them to that rule; here the other targets stay bit for bit.
+        # same floats. tests/unit/api/test_batch_body.py holds them to that rule; here the other targets stay bit for
+        # bit.
         for name in {k.rsplit("/", 1)[0] for k in want}:
             other = ~np.char.startswith(want[f"{name}/reason"], "collision")
             for key in (f"{name}/angles", f"{name}/error"):

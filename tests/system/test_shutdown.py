@@ -8,7 +8,7 @@ import time
 
 from sim_stub.robot import SimulatedRobot
 from tests.qi_fixtures import qi
-from tests.test_cli import free_port
+from tests.unit.test_cli import free_port
 
 PATH = [[0.15, 0.12 + 0.02 * k / 150, 0.08] for k in range(150)]  # 3 s at 50 Hz
 ROUNDS, AT_ONCE = 4, 5  # 20 signals, five processes at a time

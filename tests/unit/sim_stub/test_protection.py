@@ -318,7 +318,7 @@ def test_the_stubs_body_holds_the_measured_surface():
 def test_the_stubs_body_is_its_own():
     """The stub's protection and shapes import nothing of the library's body model or its distances."""
     for name in ("protection.py", "body_shapes.py", "shapes.py"):
-        tree = ast.parse((Path(__file__).parents[1] / "sim_stub" / name).read_text())
+        tree = ast.parse((Path(__file__).parents[3] / "sim_stub" / name).read_text())
         imported = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
         imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         assert not [m for m in imported if m.startswith("nao_ik")], (name, imported)

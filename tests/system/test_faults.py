@@ -8,7 +8,7 @@ import pytest
 
 from nao_ik.model.arm import arm_model
 from tests.qi_fixtures import Stack, qi
-from tests.test_reliability import _wait
+from tests.system.test_reliability import _wait
 
 PATH = [list(map(float, p)) for p in np.linspace([0.15, 0.12, 0.08], [0.14, 0.14, 0.10], 1000)]  # 20 s
 NAMES = list(arm_model("LArm").names)
@@ -89,7 +89,7 @@ def test_a_path_stops_when_almotion_goes_and_the_arm_is_served_when_it_is_back(a
 def test_a_path_stops_when_the_robot_session_goes_and_serve_recovers():
     from nao_ik.service.serve import serve
     from sim_stub.robot import SimulatedRobot
-    from tests.test_cli import free_port
+    from tests.unit.test_cli import free_port
 
     url = f"tcp://127.0.0.1:{free_port()}"
     robot = SimulatedRobot(url)

@@ -131,7 +131,8 @@ def test_reaches_in_a_row_near_the_body_trip_no_protection(profile):
     command is out of limits. An end-to-end check of the body checks (it fails without them); the moving-arm
     check alone it does not catch (the stub moves as the model says, and the sweep keeps 1.25 mm more than the
     stub's margin):
-    tests/test_motion_body.py tests that one. Against each of the stub's motion profiles, REACHES reaches each."""
+    tests/unit/geometry/test_motion_body.py tests that one. Against each of the stub's motion profiles, REACHES reaches
+    each."""
     import random
 
     slow = Stack(latency=LATENCY, profile=profile)

@@ -133,7 +133,7 @@ def test_closed_form_inverts_the_forward_kinematics(arm):
 @pytest.mark.parametrize("arm", ARMS)
 def test_full_poses_of_random_configurations_are_reached(arm):
     """1,000 random in-limit configurations clear of the body, all five joints random: axisMask 63 within 0.1 mm
-    and 0.1 degree (the poses only configurations through the body take: tests/test_body.py)."""
+    and 0.1 degree (the poses only configurations through the body take: tests/unit/model/test_body.py)."""
     model = arm_model(arm)
     rng = np.random.default_rng(13)
     reached = out = 0
