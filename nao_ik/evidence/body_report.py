@@ -20,6 +20,9 @@ A markdown report, every figure measured by the run that prints it:
 
 Sections 1 and 2 run in this process, alone (section 2's times); sections 3 and 4, counts, in up to
 :data:`JOBS` spawned worker processes.
+
+One module over 500 lines on purpose: it is one report, its four sections printed in order from one run;
+cut apart, each part would only be read with the others.
 """
 
 from __future__ import annotations

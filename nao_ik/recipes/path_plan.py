@@ -108,6 +108,9 @@ configuration only to the halving's depth and where the midpoint of a piece
 is no farther from its ends than they are from each other (true of the smooth
 arcs; the folds are exact states); an allowed arc narrower than rounding is
 missed; the jump test resolves gaps larger than SMOOTH - DELTA.
+
+One module over 500 lines on purpose: one algorithm (the candidates at every point, the costs between
+them, the choice over the whole path and its checks), whose parts only make sense together.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ combined with the joint limits' margin (the body's clearance). With
 it the answer is the nearest configuration where both margins are >= 0.
 
 Written in the common subset of Python 2.7 and 3 with no numpy.
+
+One module over 500 lines on purpose: the robot runtime ships it as one file of the common subset of
+Python 2.7 and 3, and the search (:class:`Search`) and the nearest clear pose share its private helpers.
 """
 
 from __future__ import division
