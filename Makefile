@@ -42,16 +42,17 @@ test: $(STAMP)
 # safety tests (reaches, poses, paths, both arms, grasp, pointAt, hands, moving arms, the load test, the
 # robot runtime) against the simulated robot's two other motion profiles (make test runs them against the
 # default one, smooth), and a one-minute load run with 4 client processes.
-SAFETY_TESTS := tests/test_service.py tests/test_service_arms.py tests/test_service_pose.py tests/test_motion_body.py \
-	tests/test_path_jobs.py tests/test_stub_protection.py tests/test_reliability.py tests/test_robot_runtime.py \
-	tests/test_behaviors.py tests/test_faults.py
+SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
+	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
+	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
+	tests/system/test_faults.py
 soak: $(STAMP)
 	for profile in linear synchronised; do \
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
 	done
-	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/test_reliability.py tests/test_round_trips.py
-	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/test_hostile.py \
-		tests/test_hostile_arms.py
+	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py
+	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \
+		tests/system/test_hostile_arms.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
 
 report: $(STAMP)
@@ -72,7 +73,7 @@ view-cost: $(STAMP)
 # (standard library only: no venv needed). Install it with ./deploy.sh --on-robot, or with Choregraphe.
 PKG ?= build/nao-ik.pkg
 package:
-	$(PYTHON) nao_ik/robot_pkg.py $(PKG)
+	$(PYTHON) nao_ik/robot/package.py $(PKG)
 
 lint: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests

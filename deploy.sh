@@ -3,7 +3,7 @@
 #
 # 1. builds the Choregraphe package: the boxes of behaviors/ and, with
 #    --on-robot, the robot runtime (nao_ik/robot, Python 2.7/3 without numpy),
-#    its manifest declaring the NaoArmIK service (nao_ik/robot_pkg.py;
+#    its manifest declaring the NaoArmIK service (nao_ik/robot/package.py;
 #    docs/robot-runtime.md),
 # 2. copies it to the robot with scp and installs it with PackageManager.install
 #    over qi (what `qipkg deploy-package` does), or unpacks it into the
@@ -378,9 +378,9 @@ SCP=(scp -P "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
 PKG="$HERE/build/nao-ik.pkg"
 echo "building $PKG"
 if [ "$ON_ROBOT" = 1 ]; then
-  run python3 "$HERE/nao_ik/robot_pkg.py" "$PKG"
+  run python3 "$HERE/nao_ik/robot/package.py" "$PKG"
 else  # the boxes alone: the robot's own NaoArmIK would take the name of the one this computer serves
-  run python3 "$HERE/nao_ik/robot_pkg.py" --boxes-only "$PKG"
+  run python3 "$HERE/nao_ik/robot/package.py" --boxes-only "$PKG"
 fi
 
 # 2. Copy and install.

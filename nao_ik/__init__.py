@@ -10,11 +10,11 @@ Library core (numpy only)::
 The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
 """
 
-from .all_solutions import AllSolutions, solve_all
-from .api import METHODS, forward, solve, solve_batch
-from .model import ARMS, ArmModel, arm_model
-from .path_plan import Jump, PathPlan, plan_path
-from .pose import POSE_METHODS, PoseSolution, forward_pose, solve_pose
+from .api.all_solutions import AllSolutions, solve_all
+from .api.pose import POSE_METHODS, PoseSolution, forward_pose, solve_pose
+from .api.position import METHODS, forward, solve, solve_batch
+from .model.arm import ARMS, ArmModel, arm_model
+from .recipes.path_plan import Jump, PathPlan, plan_path
 from .solvers import BatchSolution, Solution
 
 __all__ = [

@@ -170,7 +170,7 @@ def _import_view(p: argparse.ArgumentParser, module: str):
         import viser  # noqa: F401
     except ImportError:
         p.error("the view needs the 'view' extra: pip install 'nao-ik[view]'")
-    return importlib.import_module(f".view.{module}", __package__)
+    return importlib.import_module(f".tools.view.{module}", __package__)
 
 
 def serve_main(argv: Sequence[str]) -> int:
@@ -189,12 +189,13 @@ def serve_main(argv: Sequence[str]) -> int:
         "(tcp://0.0.0.0:0). Default: loopback only",
     )
     p.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed (default 0.2)")
+    p.add_argument("--motion-timeout", type=float, default=2.0, help="seconds each ALMotion call may take (default 2)")
     p.add_argument(
-        "--motion-timeout", type=float, default=2.0, help="seconds each ALMotion call may take (default 2)"
-    )
-    p.add_argument(
-        "--call-budget", type=float, default=10.0, help="seconds each call may take; a path 0.1 s more per point "
-        "to compute it, then 40 ms per point to send it (default 10)"
+        "--call-budget",
+        type=float,
+        default=10.0,
+        help="seconds each call may take; a path 0.1 s more per point "
+        "to compute it, then 40 ms per point to send it (default 10)",
     )
     p.add_argument(
         "--user",
@@ -202,7 +203,7 @@ def serve_main(argv: Sequence[str]) -> int:
         "the password is read from the NAOQI_PASSWORD environment variable",
     )
     a = p.parse_args(argv)
-    from . import validate
+    from .model import validate
 
     try:
         speed = validate.speed(a.speed)
@@ -330,9 +331,9 @@ def check_main(argv: Sequence[str]) -> int:
 
 
 def _body_report(rest: Sequence[str], flag: str = "--body") -> bool:
-    """Whether ``nao-ik bench`` was asked for the body report (``--body`` alone: nao_ik.body_report), not the main
-    table's body part (``--body N``: that many targets for its body table); the same for ``--paths`` (the path
-    report, nao_ik.path_bench, against ``--paths N``: that many lines for the continuity table)."""
+    """Whether ``nao-ik bench`` was asked for the body report (``--body`` alone: nao_ik.evidence.body_report), not the
+    main table's body part (``--body N``: that many targets for its body table); the same for ``--paths`` (the path
+    report, nao_ik.evidence.path_bench, against ``--paths N``: that many lines for the continuity table)."""
     if flag not in rest:
         return False
     after = list(rest)[list(rest).index(flag) + 1 :]
@@ -353,32 +354,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command in QI_COMMANDS and not {"-h", "--help"} & set(rest):
         need_qi()
     if command == "bench" and _body_report(rest):
-        from .body_report import main as run
+        from .evidence.body_report import main as run
 
         rest = [a for a in rest if a != "--body"]
     elif command == "bench" and _body_report(rest, "--paths"):
-        from .path_bench import main as run
+        from .evidence.path_bench import main as run
 
         rest = [a for a in rest if a != "--paths"]
     elif command == "bench":
-        from .bench import main as run
+        from .evidence.bench import main as run
     elif command == "workspace":
-        from .workspace import main as run
+        from .evidence.workspace import main as run
     elif command == "bench-pose":
-        from .pose_bench import main as run
+        from .evidence.pose_bench import main as run
     elif command == "bench-intervals":
-        from .interval_bench import main as run
+        from .evidence.interval_bench import main as run
     elif command == "bench-nearest":
-        from .nearest_bench import main as run
+        from .evidence.nearest_bench import main as run
     elif command == "report":
-        from .report import main as run
+        from .evidence.report.build import main as run
     elif command == "train":
-        from .nn.cli import main as run
+        from .training.cli import main as run
     elif command == "loadtest":
-        from .loadtest import main as run
+        from .evidence.loadtest import main as run
     elif command == "demo":
         quiet_qi()
-        from .demo import main as run
+        from .tools.demo import main as run
     elif command == "sim":
         run = sim_main
     elif command in ("view", "view-cost"):

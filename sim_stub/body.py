@@ -1,6 +1,6 @@
 """The simulated NAO's joints: names, limits and postures, as data.
 
-Arm joints come from :mod:`nao_ik.model` (one source of truth for the arms);
+Arm joints come from :mod:`nao_ik.model.arm` (one source of truth for the arms);
 head, legs and hands are from the ros-naoqi URDF of NAO V5.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from nao_ik.model import arm_model
+from nao_ik.model.arm import arm_model
 
 
 class JointSpec(NamedTuple):

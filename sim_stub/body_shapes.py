@@ -1,7 +1,7 @@
 """The stub's own shapes of NAO's body, for its arm-against-body protection.
 
-A second source of truth, like the robot itself: independent of the library's body model (``nao_ik.body``,
-``nao_ik.collision``), so that a test against the stub can catch a mistake of the library's. The shapes hold
+A second source of truth, like the robot itself: independent of the library's body model (``nao_ik.model.body``,
+``nao_ik.geometry.collision``), so that a test against the stub can catch a mistake of the library's. The shapes hold
 the real robot's surface: the numbers are NAO_ARM.md's ("The real robot's shape", measured from the visual
 meshes of Cyberbotics' Webots NAO), completed where that table gives no number by the extents of the same
 meshes, measured the same way (numbers only; no file copied). Millimetres below, FRAME_TORSO unless a part's

@@ -61,8 +61,8 @@ except ImportError:  # in-process use without libqi
 
 import numpy as np
 
-from nao_ik.geometry.pose import forward_pose, pose6d_to_transform, transform_to_pose6d
-from nao_ik.model import arm_model
+from nao_ik.kinematics.hand_pose import forward_pose, pose6d_to_transform, transform_to_pose6d
+from nao_ik.model.arm import arm_model
 
 from . import protection
 from .body import CHAINS, JOINTS, REST, STAND

@@ -17,7 +17,7 @@ right mirrors y).
   to (65, 0, -5) in the WristYaw frame, covering x 5..95 mm and the palm's
   thickness.
 
-The library keeps its own arm links (:data:`nao_ik.body.LINKS`); a test
+The library keeps its own arm links (:data:`nao_ik.model.body.LINKS`); a test
 against the stub checks the library's model against these (and against
 :mod:`sim_stub.body_shapes`, the stub's body).
 """

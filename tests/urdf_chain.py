@@ -1,6 +1,6 @@
 """An independent forward-kinematics reference: compose the URDF's joint transforms with numpy.
 
-Deliberately shares nothing with nao_ik.kinematics: homogeneous 4x4 matrices,
+Deliberately shares nothing with nao_ik.kinematics.chain: homogeneous 4x4 matrices,
 Rodrigues rotations about the URDF's axis vectors, origins as written.
 """
 

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..collision import clearance_batch
-from ..kinematics import forward_batch
-from ..model import ArmModel
-from ..ops import ARRAY
+from ..kinematics.chain import forward_batch
+from ..kinematics.ops import ARRAY
+from ..model.arm import ArmModel
 from .clear import BISECT, STEP, STEPS, ray_directions
+from .collision import clearance_batch
 from .nearest import move_time
 from .sampled import first_clear, sampled_clear, swivel_samples
 

@@ -27,11 +27,11 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..body import MARGIN, NAMES
-from ..collision import clearance, clearance_batch
-from ..kinematics import chain, forward_batch
-from ..model import ArmModel
-from ..ops import ARRAY, SCALAR
+from ..kinematics.chain import chain, forward_batch
+from ..kinematics.ops import ARRAY, SCALAR
+from ..model.arm import ArmModel
+from ..model.body import MARGIN, NAMES
+from .collision import clearance, clearance_batch
 from .nearest import nearest
 from .sampled import sampled_clear
 from .swivel import circle

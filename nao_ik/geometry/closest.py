@@ -33,9 +33,9 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..kinematics import chain, jacobian_columns
-from ..model import ArmModel
-from ..ops import ARRAY, SCALAR
+from ..kinematics.chain import chain, jacobian_columns
+from ..kinematics.ops import ARRAY, SCALAR
+from ..model.arm import ArmModel
 from .nearest import SLACK, move_time, nearest
 from .swivel import body_margin
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple, Sequence
 
-from ..model import ArmModel
-from ..ops import SCALAR
+from ..kinematics.ops import SCALAR
+from ..model.arm import ArmModel
 from .recovery import recover_angles_checked, upper_arm
 
 

@@ -23,11 +23,11 @@ Near the start (the start's hand within NEAR of the target, as when a path is
 followed) step 1 uses the start's own swivel alone; where that swivel is not
 allowed, the whole ring runs too.
 
-One target ends with a proof (:meth:`~nao_ik.geometry.scalar_nearest.Search.beat`):
+One target ends with a proof (:meth:`~nao_ik.geometry.scalar.nearest.Search.beat`):
 a move from the start shorter than t seconds keeps every joint within t v_j of
 its start, a band that is one more pair of limits per joint, so the swivels
 of every shorter move are closed-form intervals
-(:func:`nao_ik.geometry.intervals.faster_arcs`). Empty at the answer's move
+(:func:`nao_ik.geometry.scalar.intervals.faster_arcs`). Empty at the answer's move
 time less BEAT (1e-6 s): no configuration on the circle is nearer; else the
 search refines from their middles and proves again (at most BEAT_ROUNDS
 times; the answer after the last round is the best found, proved or not).
@@ -35,22 +35,22 @@ Steps 1-3 only make the first answer good: with the proof they run a coarser
 ring (PROVED_RING swivels, one seed), which the proof betters where it
 misses; the search alone (RING swivels, two seeds and the near path's
 second seed below) can be farther than a 0.5-degree sampling, by up to 0.2 s
-on some pairs (``tests/test_geometry.py``'s FAR_SEEDS). The proof is on the
+on some pairs (``tests/unit/geometry/test_geometry.py``'s FAR_SEEDS). The proof is on the
 joint limits alone: the body's clearance (``extra``) has no closed-form
 boundaries, and a search within it keeps the full ring and, on small moves,
 a second seed: the configuration next to the start that reaches the target
 (a few damped least-squares steps from it), at its elbow's swivel and on its
 branch.
 
-One target runs in plain Python floats (:mod:`nao_ik.geometry.scalar_nearest`,
+One target runs in plain Python floats (:mod:`nao_ik.geometry.scalar.nearest`,
 the common subset of Python 2.7 and 3 with no numpy: both ElbowRoll branches
 from one evaluation, and the folds and the blocked start handled there); many
-targets run here, elementwise on numpy arrays (:mod:`nao_ik.ops`), each
+targets run here, elementwise on numpy arrays (:mod:`nao_ik.kinematics.ops`), each
 refinement and boundary step on the rows still moving only, the rows the ring
 missed handed to the scalar search. The search's constants live in
 ``scalar_nearest``. A target with no allowed swivel on the ring is returned
 with ``found = False`` for the caller to resolve
-(:func:`nao_ik.geometry.intervals.all_intervals` is exact there).
+(:func:`nao_ik.geometry.scalar.intervals.all_intervals` is exact there).
 
 Cost: most of a batch solve's configuration evaluations are the ring's RING
 swivels (refinement and the exact intervals add a few); a coarser ring misses
@@ -70,15 +70,15 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..kinematics import chain
-from ..model import ArmModel
-from ..ops import SCALAR, Ops
-from .intervals import faster_arcs
-from .scalar_nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
-from .scalar_nearest import nearest as nearest_scalar
-from .scalar_nearest import nearest_clear as nearest_clear_scalar
-from .scalar_swivel import arm
-from .scalar_swivel import circle as scalar_circle
+from ..kinematics.chain import chain
+from ..kinematics.ops import SCALAR, Ops
+from ..model.arm import ArmModel
+from .scalar.intervals import faster_arcs
+from .scalar.nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar.nearest import nearest as nearest_scalar
+from .scalar.nearest import nearest_clear as nearest_clear_scalar
+from .scalar.swivel import arm
+from .scalar.swivel import circle as scalar_circle
 from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take
 
 INF = float("inf")
@@ -118,7 +118,7 @@ def none_closer(model: ArmModel, t: Sequence[float], q0: Sequence[float], jump: 
     """Whether no configuration on the target's circle, inside the joint limits, keeps every joint within
     ``jump`` radians of ``q0`` (one target, WristYaw held at q0's).
 
-    The closed-form intervals of :func:`~nao_ik.geometry.intervals.faster_arcs` with every joint weighted
+    The closed-form intervals of :func:`~nao_ik.geometry.scalar.intervals.faster_arcs` with every joint weighted
     alike, about a third of :func:`nearest`'s cost: a caller with an answer can learn that no solution
     changes its joints less without searching for the nearest (exact to SLACK; a single allowed swivel,
     which needs an exact tangency, is left out).
@@ -138,7 +138,7 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     """The allowed configuration on the target's circle with the shortest move from ``q0``.
 
     Allowed: inside the joint limits and, where the model has a body
-    (:attr:`~nao_ik.model.ArmModel.body`), clear of it by its margin. The
+    (:attr:`~nao_ik.model.arm.ArmModel.body`), clear of it by its margin. The
     search runs on the limits alone first; only the targets whose answer
     comes within the body's margin are searched again with the body's
     clearance as one more limit (:func:`~nao_ik.geometry.swivel.margin_at`).
@@ -277,7 +277,7 @@ def _body_extra(model: ArmModel) -> Any:
 def _seeds(ring: list, phi0: Any, spacing: float, ops: Ops, branch: int) -> list:
     """Up to SEEDS starts (angles, swivel, cost): the ring's best local minima, or its least violating point.
 
-    Arrays only: one target goes to the float search (:func:`nao_ik.geometry.scalar_nearest._seeds`).
+    Arrays only: one target goes to the float search (:func:`nao_ik.geometry.scalar.nearest._seeds`).
     """
     costs = np.stack([np.broadcast_to(r[1], phi0.shape) for r in ring], axis=1)
     vios = np.stack([np.broadcast_to(r[2], phi0.shape) for r in ring], axis=1)

@@ -1,10 +1,10 @@
-"""The proof that a batch's answers are the nearest: :func:`~nao_ik.geometry.intervals.faster_arcs` on numpy.
+"""The proof that a batch's answers are the nearest: :func:`~nao_ik.geometry.scalar.intervals.faster_arcs` on numpy.
 
-A single target's search ends with a proof (:meth:`~nao_ik.geometry.scalar_nearest.Search.beat`):
+A single target's search ends with a proof (:meth:`~nao_ik.geometry.scalar.nearest.Search.beat`):
 the swivels of every move shorter than the answer's are the allowed intervals of the joint limits
 narrowed to a band around the start, in closed form, and the answer is the nearest where there are
 none. Here the same test runs elementwise over many targets: the boundaries of the narrowed limits
-(:func:`~nao_ik.geometry.intervals.boundary_swivels`, the roots that are no boundary left out as
+(:func:`~nao_ik.geometry.scalar.intervals.boundary_swivels`, the roots that are no boundary left out as
 there), sorted per target, cut each circle into arcs, and the configurations at the arcs' middles,
 both ElbowRoll branches, decide whether any arc is allowed. Single allowed points are left out, as
 ``faster_arcs`` leaves them out, and so are arcs narrower than 1e-12 rad (``faster_arcs`` judges
@@ -19,11 +19,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..model import ArmModel
-from ..ops import ARRAY
-from .intervals import ROOT_SIDE
+from ..kinematics.ops import ARRAY
+from ..model.arm import ArmModel
 from .recovery import forearm, upper_arm
-from .scalar_swivel import SLACK
+from .scalar.intervals import ROOT_SIDE
+from .scalar.swivel import SLACK
 from .swivel import circle, margin_at, take
 
 _HALF = 0.5 * math.pi
@@ -97,7 +97,7 @@ def arcs(model: ArmModel, c: Any, lo: list, hi: list) -> tuple[np.ndarray, np.nd
 
 
 def _roots(alpha: Any, beta: Any, gamma: Any) -> list:
-    """:func:`~nao_ik.geometry.intervals._trig_roots` elementwise: both roots, NaN where there are none."""
+    """:func:`~nao_ik.geometry.scalar.intervals._trig_roots` elementwise: both roots, NaN where there are none."""
     r = np.hypot(alpha, beta)
     with np.errstate(divide="ignore", invalid="ignore"):
         k = gamma / r
@@ -111,8 +111,9 @@ def _roots(alpha: Any, beta: Any, gamma: Any) -> list:
 
 
 def _boundaries(model: ArmModel, c: Any, lo: list, hi: list) -> list:
-    """Every swivel where a joint meets its (narrowed) limit, as :func:`~nao_ik.geometry.intervals.boundary_swivels`
-    finds them: a list of (N, m) arrays, NaN where a root does not exist or is no boundary."""
+    """Every swivel where a joint meets its (narrowed) limit, as
+    :func:`~nao_ik.geometry.scalar.intervals.boundary_swivels` finds them: a list of (N, m) arrays, NaN where a root
+    does not exist or is no boundary."""
     l1, p = upper_arm(model)
     ux, uy, _ = model.joints[2].offset
     s = model.shoulder
@@ -153,7 +154,7 @@ def _boundaries(model: ArmModel, c: Any, lo: list, hi: list) -> list:
 
 
 def _swivels(model: ArmModel, c: Any, q3: np.ndarray, q4: np.ndarray, d: list, f: tuple) -> list:
-    """:func:`~nao_ik.geometry.intervals._swivels` elementwise over (N, m) pairs: two (N, m) arrays."""
+    """:func:`~nao_ik.geometry.scalar.intervals._swivels` elementwise over (N, m) pairs: two (N, m) arrays."""
     _, p = upper_arm(model)
     ux, uy, _ = model.joints[2].offset
     f0, f1, f2 = (x[:, None] for x in f)

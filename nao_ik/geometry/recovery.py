@@ -15,7 +15,7 @@ centre E and the hand H:
   atan2(g_z, g_y) - atan2(f_z, f_x sin q4 + f_y cos q4).
 
 Every function is elementwise (Python floats or numpy arrays, see
-:mod:`nao_ik.ops`). The round trip FK -> points -> angles is tested to 1e-9.
+:mod:`nao_ik.kinematics.ops`). The round trip FK -> points -> angles is tested to 1e-9.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from ..model import ArmModel
-from ..ops import Ops
+from ..kinematics.ops import Ops
+from ..model.arm import ArmModel
 
 
 def upper_arm(model: ArmModel) -> tuple[float, float]:

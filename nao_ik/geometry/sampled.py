@@ -14,10 +14,10 @@ import math
 
 import numpy as np
 
-from ..body import MARGIN
-from ..collision import clearance_batch
-from ..model import ArmModel
-from ..ops import ARRAY
+from ..kinematics.ops import ARRAY
+from ..model.arm import ArmModel
+from ..model.body import MARGIN
+from .collision import clearance_batch
 from .swivel import at, circle, take
 
 #: Swivels sampled on each point's circle (both ElbowRoll branches), and the limits' rounding slack.

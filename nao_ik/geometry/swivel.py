@@ -17,13 +17,13 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..body import MARGIN
-from ..collision import clearance, clearance_batch
-from ..kinematics import chain
-from ..model import ArmModel
-from ..ops import ARRAY, SCALAR, Ops
+from ..kinematics.chain import chain
+from ..kinematics.ops import ARRAY, SCALAR, Ops
+from ..model.arm import ArmModel
+from ..model.body import MARGIN
+from .collision import clearance, clearance_batch
 from .recovery import forearm, recover_angles_checked, upper_arm
-from .scalar_clearance import BODY_SCALE  # the body's clearance enters margin_at at this scale (radians per metre)
+from .scalar.clearance import BODY_SCALE  # the body's clearance enters margin_at at this scale (radians per metre)
 
 
 class SwivelSet(NamedTuple):
@@ -150,7 +150,7 @@ def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | No
 def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None) -> tuple[list, Any]:
     """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
 
-    Where the model has a body (:attr:`~nao_ik.model.ArmModel.body`), coming
+    Where the model has a body (:attr:`~nao_ik.model.arm.ArmModel.body`), coming
     within the body's margin counts as a limit too (:func:`body_margin`).
 
     Returns:

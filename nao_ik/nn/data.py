@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..geometry.swivel import swivel_configurations
-from ..kinematics import forward_batch
-from ..model import ArmModel
+from ..kinematics.chain import forward_batch
+from ..model.arm import ArmModel
 
 #: The preferred swivel, radians: the elbow out to the side and a little
 #: down, the angle that the limits allow for the most targets (66 % of them,

@@ -8,7 +8,7 @@
 - **Expert selector.** Every expert's answer is scored by the error the
   forward model predicts for it, p_i = |x_d - f(Phi_i(x_d))|, and the
   smallest wins. The paper learns f; NAO's forward kinematics is known
-  exactly, so f is :func:`~nao_ik.kinematics.forward_batch` (their "correct
+  exactly, so f is :func:`~nao_ik.kinematics.chain.forward_batch` (their "correct
   forward model" case, MNCFM).
 - **Extended feedback controller.** Error feedback with the Jacobian from (1)
   the selected expert's answer, (2) the other experts' answers whose
@@ -22,7 +22,7 @@
   finds becomes the representative posture of a new expert.
 
 Trained for the left arm; the right arm is its mirror image (as ``nn``).
-How the experts are learned: :mod:`nao_ik.nn.modular_learning`.
+How the experts are learned: :mod:`nao_ik.training.modular_learning`.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..kinematics import forward_batch
-from ..model import MIRROR_ANGLES, MIRROR_TARGET, ArmModel
+from ..kinematics.chain import forward_batch
+from ..model.arm import MIRROR_ANGLES, MIRROR_TARGET, ArmModel
 from . import mlp
 
 #: Predicted error under which other experts' answers are tried (step 2), metres.
@@ -100,7 +100,7 @@ def answers(
 
 def best_answer_one(model: ArmModel, mod: Modular, t: Sequence[float], wrist: float) -> list[float]:
     """The selector for one target with Python floats: the unclamped answer (5 angles) of the best expert."""
-    from ..kinematics import chain
+    from ..kinematics.chain import chain
 
     right = model.is_right
     x = np.array([t[0], -t[1] if right else t[1], t[2]])
@@ -189,7 +189,7 @@ def _posture(model: ArmModel, ex: Expert) -> np.ndarray:
 
 
 #: The reaching motion: (target, model, start, max_iterations) -> (angles, reached). The
-#: caller passes the solver (this layer is below the solvers): :func:`nao_ik.track.reach`.
+#: caller passes the solver (this layer is below the solvers): :func:`nao_ik.recipes.track.reach`.
 Reach = Callable[[Sequence[float], ArmModel, Sequence[float] | None, int | None], tuple]
 
 

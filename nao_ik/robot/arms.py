@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3)
-"""The arm models of the robot runtime: the numbers of :mod:`nao_ik.arm_data` in plain tuples.
+"""The arm models of the robot runtime: the numbers of :mod:`nao_ik.model.arm_data` in plain tuples.
 
-The scalar path (:mod:`nao_ik.geometry.scalar_swivel`) reads ``joints[i].offset / lower /
+The scalar path (:mod:`nao_ik.geometry.scalar.swivel`) reads ``joints[i].offset / lower /
 upper / max_velocity`` and ``hand_offset``, the same fields as the library's
-:class:`~nao_ik.model.ArmModel`. The body is not part of the model here: the runtime passes
+:class:`~nao_ik.model.arm.ArmModel`. The body is not part of the model here: the runtime passes
 NAO's standing body (:data:`nao_ik.robot.solve.STANDING`) to the search and the motion check.
 """
 
@@ -12,7 +12,7 @@ from __future__ import division
 
 import collections
 
-from ..arm_data import ARMS, HAND_OFFSET, joint_rows, neutral
+from ..model.arm_data import ARMS, HAND_OFFSET, joint_rows, neutral
 
 Joint = collections.namedtuple("Joint", "name axis offset lower upper max_velocity")
 

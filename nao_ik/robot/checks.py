@@ -2,7 +2,7 @@
 # ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3: no f-strings)
 """Argument checks of the robot runtime: every value a caller sends, refused with a message naming it.
 
-The same rules and limits as the computer-side service (:mod:`nao_ik.validate`): finite real
+The same rules and limits as the computer-side service (:mod:`nao_ik.model.validate`): finite real
 numbers (no booleans, no strings), coordinates within +-MAX_COORDINATE m, a known arm, a
 method this runtime has, a speed in [MIN_SPEED, 1].
 """
@@ -12,7 +12,7 @@ from __future__ import division
 import math
 import numbers
 
-from ..arm_data import ARMS, unit_slip
+from ..model.arm_data import ARMS, unit_slip
 
 MAX_COORDINATE = 1e6
 MIN_SPEED = 0.01
@@ -52,7 +52,7 @@ def number(value, name):
 def target(x, y, z):
     # type: (object, object, object) -> tuple
     """A Cartesian target in FRAME_TORSO metres, each coordinate within +-MAX_COORDINATE, not farther than any
-    arm reaches by over a metre (:func:`nao_ik.arm_data.unit_slip`)."""
+    arm reaches by over a metre (:func:`nao_ik.model.arm_data.unit_slip`)."""
     out = []
     for value, label in zip((x, y, z), ("target x", "target y", "target z")):
         v = number(value, label)

@@ -3,18 +3,18 @@
 """The other arm as part of the body: where it stands, and where a command this runtime sent it may take it.
 
 An arm's answer and motion are checked against the other arm's links too (part
-:data:`~nao_ik.body_data.OTHER_ARM`), as the library's
-:func:`nao_ik.collision.posture_body` adds them for the computer-side service. The other arm
+:data:`~nao_ik.model.body_data.OTHER_ARM`), as the library's
+:func:`nao_ik.geometry.collision.posture_body` adds them for the computer-side service. The other arm
 is taken to be anywhere in a *box* of postures: each joint anywhere between its sensed angle
 and the angles of the commands this runtime sent it that may still be running
 (:class:`Commands`), grown by the overshoot of a joint retargeted mid-move
-(:func:`nao_ik.geometry.scalar_sweep.overshoot`). A box of one posture (the arm standing, no
-command running) gives the library's capsules exactly (:func:`nao_ik.collision.arm_capsules`:
+(:func:`nao_ik.geometry.scalar.sweep.overshoot`). A box of one posture (the arm standing, no
+command running) gives the library's capsules exactly (:func:`nao_ik.geometry.collision.arm_capsules`:
 each link whole, its radius); a wider box is cut into pieces, each link's capsule taken at a
 piece's middle posture with its radius grown by how far the link's points can be from there
-anywhere in the piece (:func:`nao_ik.geometry.scalar_clearance.box_growth`): a conservative
-cover, cut as the library's :func:`nao_ik.collision.arm_region` cuts it, whose clearance the
-library's :mod:`nao_ik.geometry.scalar_clearance` computes as for any body part.
+anywhere in the piece (:func:`nao_ik.geometry.scalar.clearance.box_growth`): a conservative
+cover, cut as the library's :func:`nao_ik.geometry.collision.arm_region` cuts it, whose clearance the
+library's :mod:`nao_ik.geometry.scalar.clearance` computes as for any body part.
 
 Written in the common subset of Python 2.7 and 3 (the robot runtime).
 """
@@ -24,9 +24,9 @@ from __future__ import division
 import threading
 import time
 
-from ..body_data import OTHER_ARM
-from ..geometry.scalar_clearance import region_rows
-from ..geometry.scalar_sweep import overshoot
+from ..geometry.scalar.clearance import region_rows
+from ..geometry.scalar.sweep import overshoot
+from ..model.body_data import OTHER_ARM
 
 #: Monotonic seconds where the Python has them (3), else the wall clock (2.7): the clock of
 #: :mod:`nao_ik.robot.link` too (no libqi needed here).
@@ -43,10 +43,11 @@ KEEP = 30.0
 def rows(model, lo, hi, part=OTHER_ARM):
     # type: (object, list, list, str) -> tuple
     """Body rows (part, a, b, radius) holding the arm's links at every posture of the box lo..hi
-    (:func:`nao_ik.geometry.scalar_clearance.region_rows`, as the library's :func:`nao_ik.collision.arm_region`).
+    (:func:`nao_ik.geometry.scalar.clearance.region_rows`, as the library's
+    :func:`nao_ik.geometry.collision.arm_region`).
 
     Returns:
-        Capsule rows; for lo == hi the library's :func:`nao_ik.collision.arm_capsules` of that posture.
+        Capsule rows; for lo == hi the library's :func:`nao_ik.geometry.collision.arm_capsules` of that posture.
     """
     return region_rows(model, lo, hi, part)
 
@@ -106,7 +107,7 @@ class Commands(object):
         """(lo, hi, version): the bounds of the arm's postures from the reading ``sensed`` asked at ``asked`` on.
 
         Each joint between its reading and the aims of the commands that may still run, and past an aim by
-        the overshoot of a joint retargeted on its way there (:func:`~nao_ik.geometry.scalar_sweep.overshoot`).
+        the overshoot of a joint retargeted on its way there (:func:`~nao_ik.geometry.scalar.sweep.overshoot`).
         """
         lo, hi = list(sensed), list(sensed)
         with self._lock:

@@ -8,7 +8,7 @@ the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``compu
 Every argument is checked first (:mod:`nao_ik.robot.checks`); bad input gets a one-line ValueError
 naming it and the robot receives no command.
 
-The body: answers keep :data:`~nao_ik.body_data.MARGIN` from NAO's standing body and from the
+The body: answers keep :data:`~nao_ik.model.body_data.MARGIN` from NAO's standing body and from the
 other arm (:mod:`nao_ik.robot.solve` with the other arm's rows of :mod:`nao_ik.robot.other`:
 at its sensed posture, and wherever a command this runtime sent it may still take it); the direct
 ``setAngles`` motion from the sensed posture to the answer is checked against the same shapes as
@@ -33,8 +33,8 @@ import threading
 
 import qi
 
-from ..body_data import MARGIN, body_rows
-from ..geometry.scalar_clearance import clearance
+from ..geometry.scalar.clearance import clearance
+from ..model.body_data import MARGIN, body_rows
 from ..service.methods import publish
 from . import checks
 from .arms import MODELS

@@ -2,20 +2,20 @@
 # ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3)
 """The ``analytic`` method on the robot: the exact configuration nearest to the start posture, clear of the body.
 
-The library's own scalar path (:func:`nao_ik.geometry.scalar_nearest.nearest_clear`, which
+The library's own scalar path (:func:`nao_ik.geometry.scalar.nearest.nearest_clear`, which
 :func:`nao_ik.geometry.nearest.nearest` runs for one target with a body): among the exact
 solutions of the target (the elbow's swivel circle, inside the joint limits) the one whose move
 from the start takes least time; WristYaw is held. The nearest on the joint limits alone, and
-where that answer comes within the body's :data:`~nao_ik.body_data.MARGIN`, the search again
+where that answer comes within the body's :data:`~nao_ik.model.body_data.MARGIN`, the search again
 with the body's clearance as one more limit (its ``extra``:
-:func:`nao_ik.geometry.scalar_clearance.body_margin`, the library's own per-configuration check).
+:func:`nao_ik.geometry.scalar.clearance.body_margin`, the library's own per-configuration check).
 A target beyond the arm's reach gets the configuration whose hand is toward it at the nearest
 distance the links allow (``reached`` False). Where no allowed swivel exists the answer is
 ``found`` False (reason "joint limits", or "collision: <part>" where only configurations through
 the body reach the target): the library then searches the closest attainable pose by least
 squares (numpy), which the runtime does not have; its service sends nothing then.
 
-:func:`motion` checks a command's motion as the library does (:func:`nao_ik.sweep.sweep`).
+:func:`motion` checks a command's motion as the library does (:func:`nao_ik.geometry.sweep.sweep`).
 """
 
 from __future__ import division
@@ -23,12 +23,12 @@ from __future__ import division
 import collections
 import math
 
-from ..body_data import MARGIN, body_rows
-from ..geometry.scalar_clearance import body_margin, clearance
-from ..geometry.scalar_nearest import nearest_clear
-from ..geometry.scalar_sweep import STEP, SWEEP_MARGIN, certify, hull
-from ..geometry.scalar_swivel import arm as scalar_arm
-from ..geometry.scalar_swivel import hand_point
+from ..geometry.scalar.clearance import body_margin, clearance
+from ..geometry.scalar.nearest import nearest_clear
+from ..geometry.scalar.sweep import STEP, SWEEP_MARGIN, certify, hull
+from ..geometry.scalar.swivel import arm as scalar_arm
+from ..geometry.scalar.swivel import hand_point
+from ..model.body_data import MARGIN, body_rows
 
 #: Success distance, metres (the library's default tolerance).
 TOLERANCE = 1e-4
@@ -72,7 +72,7 @@ def solve(model, target, start, body=STANDING):
         model: the arm (:data:`nao_ik.robot.arms.MODELS`).
         target: the hand target (three floats, FRAME_TORSO metres).
         start: the start posture (five floats, inside the limits).
-        body: the shapes (rows part, a, b, radius: :func:`nao_ik.body_data.body_rows`); ``()``: the limits alone.
+        body: the shapes (rows part, a, b, radius: :func:`nao_ik.model.body_data.body_rows`); ``()``: the limits alone.
 
     Returns:
         :class:`Answer`.
@@ -100,10 +100,10 @@ def motion(model, start, goal, body=STANDING):
     # type: (object, list, list, tuple) -> tuple
     """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN from ``body``.
 
-    The library's check of a command (:func:`nao_ik.sweep.sweep`): the joint-space box between the two
+    The library's check of a command (:func:`nao_ik.geometry.sweep.sweep`): the joint-space box between the two
     postures (each joint anywhere between its start and its goal, whatever setAngles' speed profile and
     however its joints keep pace), inside the limits, certified by
-    :func:`nao_ik.geometry.scalar_sweep.certify`. A start already closer than the margin (the robot put there
+    :func:`nao_ik.geometry.scalar.sweep.certify`. A start already closer than the margin (the robot put there
     by someone else) may move as long as no posture of the box comes closer than STEP / 2 nearer than it is.
 
     Returns:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..frames import point_from_torso
+from ..kinematics.frames import point_from_torso
 from .engine import ROBOT_PROTECTION, Command
 
 
@@ -86,7 +86,7 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
          completed: bool = False, via: list | None = None, plan: Any = None) -> dict:  # fmt: skip
     """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``; ``via``: the
     postures the arm was swung through on its way to the first point (sent before it); ``plan``: the
-    :class:`nao_ik.path_plan.PathPlan` the angles came from (None: followed point by point)."""
+    :class:`nao_ik.recipes.path_plan.PathPlan` the angles came from (None: followed point by point)."""
     done = errors[: len(angles)] or errors[:1] or [0.0]
     return {
         "arm": arm,
@@ -108,7 +108,7 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
 
 def both(names: list, angles: list, pair: Any, commands: list, collision: str, moved: bool, sent: int,
          legs: list) -> dict:  # fmt: skip
-    """``reachBoth``'s: ``pair`` a :class:`nao_ik.both_arms.BothArms`, ``commands`` each arm's
+    """``reachBoth``'s: ``pair`` a :class:`nao_ik.recipes.both_arms.BothArms`, ``commands`` each arm's
     :class:`~nao_ik.service.engine.Command`, ``legs`` the ten-joint postures of the move (its last one the
     answer), ``sent`` how many of them were sent."""
     sides = {}
@@ -142,7 +142,7 @@ def hand(arm: str, hand: str, opening: float, seconds: float) -> dict:
 
 
 def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: list, shown: list) -> dict:
-    """``grasp``'s: ``done`` the steps (:class:`nao_ik.grasp.GraspStep`) the robot did, ``shown`` those the
+    """``grasp``'s: ``done`` the steps (:class:`nao_ik.recipes.grasp.GraspStep`) the robot did, ``shown`` those the
     answer lists; ``failed`` the step that could not be done ("" none)."""
     return {
         "arm": arm,
@@ -167,7 +167,7 @@ def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: 
 
 def point(arm: str, frame: int, target: Any, torso_target: Any, found: Any, names: list, command: Command,
           moved: bool) -> dict:  # fmt: skip
-    """``pointAt``'s: ``found`` a :class:`nao_ik.pointing.Pointing`, ``torso_target`` the target in
+    """``pointAt``'s: ``found`` a :class:`nao_ik.recipes.pointing.Pointing`, ``torso_target`` the target in
     FRAME_TORSO."""
     return {
         "arm": arm,
@@ -186,7 +186,7 @@ def point(arm: str, frame: int, target: Any, torso_target: Any, found: Any, name
 def reachability(arm: str, frame: int, target: Any, torso_target: Any, found: Any, torso: Any,
                  names: list | None = None) -> dict:  # fmt: skip
     """``isReachable``'s; with ``names`` (the arm's joints), ``nearestReachable``'s: ``found`` a
-    :class:`nao_ik.reachability.Reachability`, ``torso`` the torso's transform in ``frame``."""
+    :class:`nao_ik.recipes.reachability.Reachability`, ``torso`` the torso's transform in ``frame``."""
     answer = {
         "arm": arm,
         "frame": frame,
@@ -207,7 +207,7 @@ def reachability(arm: str, frame: int, target: Any, torso_target: Any, found: An
 
 
 def solutions(arm: str, target: Any, names: list, found: Any) -> dict:
-    """``computeAllSolutions``': ``found`` a :class:`nao_ik.all_solutions.AllSolutions`."""
+    """``computeAllSolutions``': ``found`` a :class:`nao_ik.api.all_solutions.AllSolutions`."""
     return {
         "arm": arm,
         "target": list(target),

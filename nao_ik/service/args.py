@@ -27,11 +27,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from .. import validate
-from ..frames import FRAME_TORSO, check_frame
-from ..grasp import approach_direction
-from ..pose import check_axis_mask, check_position6d
-from ..track import validate_points
+from ..api.pose import check_axis_mask, check_position6d
+from ..kinematics.frames import FRAME_TORSO, check_frame
+from ..model import validate
+from ..recipes.grasp import approach_direction
+from ..recipes.track import validate_points
 
 
 class Spec(NamedTuple):
@@ -177,7 +177,7 @@ def decode(method: str, values: tuple) -> dict[str, Any]:
 
 def in_metres(args: dict[str, Any]) -> None:
     """Refuse the FRAME_TORSO targets among decoded arguments that no arm reaches by over a metre
-    (:func:`nao_ik.validate.metres`): millimetres sent for metres."""
+    (:func:`nao_ik.model.validate.metres`): millimetres sent for metres."""
     for name in ("target", "position6D", "left", "right", "points"):
         if name in args:
             validate.metres(args[name], name)

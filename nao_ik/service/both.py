@@ -1,4 +1,4 @@
-"""``reachBoth``'s work: both arms solved as a pair (:mod:`nao_ik.both_arms`) and moved by ten-joint commands.
+"""``reachBoth``'s work: both arms solved as a pair (:mod:`nao_ik.recipes.both_arms`) and moved by ten-joint commands.
 
 Each arm's answer goes through the same checks as every command (:meth:`Engine.command`: finite, clamped
 into the robot's limits); the pair is checked against the body and each arm against the other where it
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import time
 
-from .. import validate
-from ..body import OTHER_ARM as OTHER_PART
-from ..both_arms import PairCheck, solve_both
-from ..model import ARMS
-from ..pose import POSE_METHODS
-from ..sweep import ARRIVED, pair_legs, pair_reason
+from ..api.pose import POSE_METHODS
+from ..geometry.sweep import ARRIVED, pair_legs, pair_reason
+from ..model import validate
+from ..model.arm import ARMS
+from ..model.body import OTHER_ARM as OTHER_PART
+from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
 from .engine import Engine, apart, left
 from .jobs import Job

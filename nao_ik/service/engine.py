@@ -17,11 +17,11 @@ import math
 import time
 from typing import Any, Iterator, NamedTuple
 
-from ..body import MARGIN
-from ..collision import clearance, posture_body
-from ..model import ARMS, ArmModel, arm_model
-from ..sweep import ARRIVED, Plan, plan, sweep_moving
-from ..sweep import seconds as move_seconds
+from ..geometry.collision import clearance, posture_body
+from ..geometry.sweep import ARRIVED, Plan, plan, sweep_moving
+from ..geometry.sweep import seconds as move_seconds
+from ..model.arm import ARMS, ArmModel, arm_model
+from ..model.body import MARGIN
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, reply_limits
 from .log import ServiceLog
@@ -56,7 +56,7 @@ ROBOT_PROTECTION = "robot collision protection"
 
 class Way(NamedTuple):
     """A moving arm's way (:meth:`Engine.way`): from its reading toward its last command, at that command's
-    fractionMaxSpeed. A command now starts anywhere on it (:func:`nao_ik.sweep.sweep_moving`)."""
+    fractionMaxSpeed. A command now starts anywhere on it (:func:`nao_ik.geometry.sweep.sweep_moving`)."""
 
     reading: list
     aim: list
@@ -175,7 +175,7 @@ class Engine:
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
         the body's margin (``model.body``: NAO's body at its posture and the other arm) is never sent;
-        the motion to it is checked (:func:`nao_ik.sweep.plan`): where the direct motion would cross
+        the motion to it is checked (:func:`nao_ik.geometry.sweep.plan`): where the direct motion would cross
         the body, the arm is first swung out (the sequence's commands are sent in turn, each after the
         arm reached the one before; a later call on the arm ends the sequence); where no safe sequence
         exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
@@ -267,11 +267,12 @@ class Engine:
 
     def route(self, model: ArmModel, start: Any, goal: list, speed: float,
                stopped: bool = False) -> tuple[Plan, Way | None]:  # fmt: skip
-        """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.sweep.plan`), the arm maybe moving.
+        """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.geometry.sweep.plan`), the arm maybe
+        moving.
 
         While the arm may still be moving toward its last command, the first command arrives with the
         arm somewhere on its way there (:meth:`way`): its motion must be clear from all of it, at any timing
-        (:func:`nao_ik.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
+        (:func:`nao_ik.geometry.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
         else no commands, with the reason :data:`MOVING`.
 
         With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone.
@@ -418,7 +419,7 @@ class Engine:
         With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
         cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
         The same reading has the other arm and the hips: the model's body
-        (:func:`nao_ik.collision.posture_body`) has the thighs where they are and the other arm's links:
+        (:func:`nao_ik.geometry.collision.posture_body`) has the thighs where they are and the other arm's links:
         where it is, and where it may be on its way to its last command (any profile, overshoot included).
         """
         model = self.model(arm, end)

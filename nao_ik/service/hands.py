@@ -1,7 +1,7 @@
 """The hands' calls' work: open, close or set a hand, and a grasp (approach, open, close, lift).
 
 A hand's command gets the arm's checks (motors on, finite, inside the limits the robot reports). A grasp is
-planned whole (:func:`nao_ik.grasp.plan_grasp`) before anything moves; then each step is sent like a reach
+planned whole (:func:`nao_ik.recipes.grasp.plan_grasp`) before anything moves; then each step is sent like a reach
 (:meth:`Engine.command`) and waited for until the robot got there.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from .. import validate
-from ..grasp import plan_grasp
+from ..model import validate
+from ..recipes.grasp import plan_grasp
 from . import answers
 from .engine import Engine, check_motors, left
 from .jobs import Job

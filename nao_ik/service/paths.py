@@ -2,7 +2,7 @@
 
 With ``analytic`` the angles are planned for the whole path at once (:func:`nao_ik.plan_path`: no jump where a
 continuous motion exists, a path that needs one refused unless the caller allows it); with the other methods
-they follow Oyama & Tachi's tracking control (:mod:`nao_ik.track`) from the arm's posture. Every
+they follow Oyama & Tachi's tracking control (:mod:`nao_ik.recipes.track`) from the arm's posture. Every
 point, and the motion to it from wherever the arm may be when it arrives, is checked against the body
 before the first command; a first point more than a cycle away is reached first like a reach. The path is
 a job on its arm: a stop request ends it before its next command.
@@ -18,20 +18,20 @@ import math
 import time
 from typing import Any, Callable
 
-from ..body import MARGIN
-from ..collision import clearance
-from ..model import ArmModel, arm_model
-from ..path_plan import follow_or_refuse
-from ..sweep import ARRIVED, stream_regions, sweep_moving, sweep_region
-from ..sweep import seconds as move_seconds
-from ..track import track_path
+from ..geometry.collision import clearance
+from ..geometry.sweep import ARRIVED, stream_regions, sweep_moving, sweep_region
+from ..geometry.sweep import seconds as move_seconds
+from ..model.arm import ArmModel, arm_model
+from ..model.body import MARGIN
+from ..recipes.path_plan import follow_or_refuse
+from ..recipes.track import track_path
 from . import answers
 from .engine import CYCLE, MOVING, Engine, Way, apart
 from .jobs import Job, Stopped
 from .reach import position_method
 
 #: The methods whose paths are planned whole (:func:`nao_ik.plan_path`, from the exact solution set); the
-#: others follow the path point by point (:func:`nao_ik.track.track_path`).
+#: others follow the path point by point (:func:`nao_ik.recipes.track.track_path`).
 PLANNED = ("analytic",)
 #: A path's extra budget per point to compute it (before the first command) ...
 PATH_COMPUTE_BUDGET = 0.1
@@ -168,7 +168,7 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
     posture, swung out where needed) and waited for; else its motion is checked from the reading and,
     where the arm may still be moving toward its last command, from everywhere on its way there (``way``).
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
-    the points commanded since the last one it has surely reached (:func:`nao_ik.sweep.stream_regions`),
+    the points commanded since the last one it has surely reached (:func:`nao_ik.geometry.sweep.stream_regions`),
     each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
     ``check`` is called before each point's checks.
     """

@@ -2,9 +2,9 @@
 and the hand's pose.
 
 Each function runs on a service thread with the call's decoded arguments ``a`` (:mod:`nao_ik.service.args`)
-and its deadline ``end`` (monotonic s). The library computes (:mod:`nao_ik.api`, :mod:`nao_ik.pose`,
-:mod:`nao_ik.pointing`, :mod:`nao_ik.reachability`, :mod:`nao_ik.all_solutions`); the engine reads the robot
-and sends (:mod:`nao_ik.service.engine`); :mod:`nao_ik.service.answers` builds the answer. With a job the
+and its deadline ``end`` (monotonic s). The library computes (:mod:`nao_ik.api.position`, :mod:`nao_ik.api.pose`,
+:mod:`nao_ik.recipes.pointing`, :mod:`nao_ik.recipes.reachability`, :mod:`nao_ik.api.all_solutions`); the engine reads
+the robot and sends (:mod:`nao_ik.service.engine`); :mod:`nao_ik.service.answers` builds the answer. With a job the
 arm is held and moved; without one (``computeAngles`` ...) nothing is held or sent.
 """
 
@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import validate
-from ..all_solutions import solve_all
-from ..api import resolve_method, solve
-from ..body import MARGIN
-from ..collision import clear_of_body, clearance
-from ..frames import FRAME_TORSO, check_transform, point_to_torso, pose_to_torso
-from ..pointing import point_at
-from ..pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
-from ..reachability import ClearCheck, is_reachable, nearest_reachable
+from ..api.all_solutions import solve_all
+from ..api.pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from ..api.position import resolve_method, solve
+from ..geometry.collision import clear_of_body, clearance
+from ..kinematics.frames import FRAME_TORSO, check_transform, point_to_torso, pose_to_torso
+from ..model import validate
+from ..model.body import MARGIN
+from ..recipes.pointing import point_at
+from ..recipes.reachability import ClearCheck, is_reachable, nearest_reachable
 from . import answers
 from .engine import Engine, RobotProtection, left
 from .jobs import Job

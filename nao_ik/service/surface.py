@@ -55,10 +55,10 @@ from typing import Any, Callable
 
 import qi
 
-from .. import validate
-from ..api import METHODS
-from ..grasp import CLOSED, OPEN
-from ..model import ARMS
+from ..api.position import METHODS
+from ..model import validate
+from ..model.arm import ARMS
+from ..recipes.grasp import CLOSED, OPEN
 from . import both, hands, paths, reach
 from .args import decode
 from .engine import CYCLE, Engine
@@ -78,7 +78,7 @@ CALL_BUDGET = 10.0
 WORKERS = 8
 #: How often (s) a thread that computes hands Python's lock to the others. Python's default, 5 ms, made a
 #: ``computeAngles`` wait 0.47 s while a path was computed on the other arm (each of its many hand-overs
-#: waited out a full interval); at 0.5 ms it takes 0.05 s (``tests/test_path_jobs.py`` measures it).
+#: waited out a full interval); at 0.5 ms it takes 0.05 s (``tests/system/test_path_jobs.py`` measures it).
 SWITCH_INTERVAL = 0.0005
 
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
@@ -173,7 +173,7 @@ class NaoArmIK:
         continuous motion exists); a path that needs a jump is refused, the
         jump named (``trackPathWithOptions`` can allow it). The other
         methods follow Oyama & Tachi's tracking control (see
-        :mod:`nao_ik.track`) from the arm's current posture. All the angles
+        :mod:`nao_ik.recipes.track`) from the arm's current posture. All the angles
         are computed and checked before the first command is sent. The path
         is a job on its arm: ``stopPath(arm)``, a reach or another path on
         that arm, or the caller cancelling its future stop it before its
@@ -327,7 +327,7 @@ class NaoArmIK:
         return promise.future()
 
     # ======================================================================
-    # Frames, both arms, hands, pointing and reachability. The logic lives in nao_ik.frames, reachability,
+    # Frames, both arms, hands, pointing and reachability. The logic lives in nao_ik.kinematics.frames, reachability,
     # pointing, both_arms and grasp; the work (nao_ik.service.reach, both, hands) fetches the robot's state,
     # converts frames and sends through the engine (the arms) or hands.hand_command.
 

@@ -12,8 +12,13 @@ SOLVERS: dict[str, SolverSpec] = {
     s.name: s
     for s in (
         SolverSpec(
-            "analytic", analytic_loop, 100, "closed form: the exact solution nearest to the start posture",
-            analytic_start, False, nearest=True,
+            "analytic",
+            analytic_loop,
+            100,
+            "closed form: the exact solution nearest to the start posture",
+            analytic_start,
+            False,
+            nearest=True,
         ),
         SolverSpec("fabrik", fabrik_loop, 100, "FABRIK on shoulder/elbow/hand, limits projected every pass"),
         SolverSpec("jacobian-transpose", transpose_loop, 1000, "Jacobian transpose with Buss's optimal step"),
@@ -35,8 +40,14 @@ SOLVERS: dict[str, SolverSpec] = {
             modular_seeds,
         ),
         SolverSpec(
-            "cells", hold_loop, 0, "Kim & Tarokh's cell lookup: linear models per cell and branch", cells_start, False,
-            None, True,
+            "cells",
+            hold_loop,
+            0,
+            "Kim & Tarokh's cell lookup: linear models per cell and branch",
+            cells_start,
+            False,
+            None,
+            True,
         ),
     )
 }

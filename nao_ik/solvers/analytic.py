@@ -5,7 +5,7 @@ solutions of the target (the elbow's swivel circle, within the limits) the one
 whose move from the start takes least time. That answer is exact (FK round
 trip to rounding) and inside the limits by construction; the loop that
 follows it only measures its error (with the float forward kinematics of
-:mod:`nao_ik.geometry.scalar_swivel` for one target). Only where no swivel is
+:mod:`nao_ik.geometry.scalar.swivel` for one target). Only where no swivel is
 allowed (the target out of the arm's reach, or cut off by the limits) does
 the loop go on, with damped least squares, from the least-violating
 configuration toward the closest point it can reach.
@@ -17,9 +17,9 @@ import math
 from typing import Any, Sequence
 
 from ..geometry.nearest import nearest
-from ..geometry.scalar_swivel import arm, hand_point
-from ..model import ArmModel
-from ..ops import SCALAR, Ops
+from ..geometry.scalar.swivel import arm, hand_point
+from ..kinematics.ops import SCALAR, Ops
+from ..model.arm import ArmModel
 from .base import Run
 from .jacobian import dls_loop
 

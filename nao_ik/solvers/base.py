@@ -6,8 +6,8 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..model import ArmModel
-from ..ops import Ops
+from ..kinematics.ops import Ops
+from ..model.arm import ArmModel
 
 #: The stall rule every solver loop follows: an iteration that improves the
 #: best error by less than MIN_PROGRESS metres does not count as progress, and

@@ -41,9 +41,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..geometry.recovery import elbow_angles, forearm, shoulder_angles, shoulder_trig
-from ..kinematics import chain
-from ..model import ArmModel
-from ..ops import Ops
+from ..kinematics.chain import chain
+from ..kinematics.ops import Ops
+from ..model.arm import ArmModel
 from .base import MIN_PROGRESS, PATIENCE, Run
 
 #: Finite-difference step and largest correction of the swivel projection, radians.

@@ -19,9 +19,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..kinematics import chain, jacobian_columns
-from ..model import ArmModel
-from ..ops import SCALAR, Ops, stack_matrix, unstack_vector
+from ..kinematics.chain import chain, jacobian_columns
+from ..kinematics.ops import SCALAR, Ops, stack_matrix, unstack_vector
+from ..model.arm import ArmModel
 from .base import MIN_PROGRESS, PATIENCE, Run
 
 Step = Callable[[list, list, Any, Ops], list]

@@ -17,12 +17,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..geometry.scalar_swivel import arm, hand_point
+from ..geometry.scalar.swivel import arm, hand_point
 from ..geometry.swivel import point
-from ..kinematics import chain
-from ..model import ArmModel
+from ..kinematics.chain import chain
+from ..kinematics.ops import SCALAR, Ops
+from ..model.arm import ArmModel
 from ..nn.networks import FALLBACK_OFFSETS, nn_angles, paper_angles, predict_swivel_one
-from ..ops import SCALAR, Ops
 from .base import Run, Start
 
 
@@ -69,8 +69,8 @@ def swivel_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops)
 
 
 def cells_start(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> tuple:
-    """``cells``' answer (Kim & Tarokh's cell lookup, :mod:`nao_ik.cells`)."""
-    from ..cells import best
+    """``cells``' answer (Kim & Tarokh's cell lookup, :mod:`nao_ik.nn.cells`)."""
+    from ..nn.cells import best
 
     targets = _targets(t, ops)
     n = targets.shape[0]

@@ -25,9 +25,9 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..geometry.pose import rotation_vector
-from ..kinematics import chain
-from ..model import ArmModel
+from ..kinematics.chain import chain
+from ..kinematics.hand_pose import rotation_vector
+from ..model.arm import ArmModel
 
 #: Initial damping, relative to the largest diagonal entry of J^T J.
 LAMBDA0 = 1e-3

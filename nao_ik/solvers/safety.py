@@ -1,8 +1,8 @@
 """The body check of every method's final answer: clear of the body, or replaced, or reported.
 
 After the driver's own rules (continuity, closest attainable), each answer is
-checked against the arm model's body (:attr:`~nao_ik.model.ArmModel.body`,
-:func:`nao_ik.collision.clearance`):
+checked against the arm model's body (:attr:`~nao_ik.model.arm.ArmModel.body`,
+:func:`nao_ik.geometry.collision.clearance`):
 
 - clear by the margin: kept; an answer that does not reach gets its
   ``reason`` (:func:`nao_ik.geometry.clear.unreachable_reason`);
@@ -26,15 +26,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..body import MARGIN, NAMES
-from ..collision import clearance, clearance_batch
 from ..geometry.blocked import clear_toward
 from ..geometry.clear import closest_clear, unreachable_reason, unreachable_reasons
 from ..geometry.closest import closest
+from ..geometry.collision import clearance, clearance_batch
 from ..geometry.nearest import nearest
-from ..kinematics import forward, forward_batch
-from ..model import ArmModel
-from ..ops import ARRAY, SCALAR
+from ..kinematics.chain import forward, forward_batch
+from ..kinematics.ops import ARRAY, SCALAR
+from ..model.arm import ArmModel
+from ..model.body import MARGIN, NAMES
 from .base import Run, SolverSpec
 
 #: Clearance short of the margin still counted clear (metres): the root finders' rounding at the boundary.

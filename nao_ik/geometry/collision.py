@@ -1,0 +1,233 @@
+"""Signed distance of an arm's links to NAO's body (:mod:`nao_ik.model.body`).
+
+The arm's links and the body's parts are capsules, so the distance between a
+link and a part is the distance between their segments minus both radii
+(negative: they overlap). The arm is clear when that distance is at least the
+margin for every pair.
+
+Two forms, the same numbers:
+
+- :func:`clearance`: one configuration in pure Python:
+  :func:`nao_ik.geometry.scalar.clearance.clearance` (the common subset of
+  Python 2.7 and 3; the robot runtime runs the same code), each link against
+  each part, a pair skipped when the bounding spheres show it is farther than CAP.
+- :func:`clearance_batch`: many configurations with numpy, every pair.
+
+Distances beyond CAP (:data:`nao_ik.geometry.scalar.clearance.CAP`) are
+reported as CAP: only the near region matters to a solver, and the capped
+value is still continuous in the configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..kinematics.chain import chain
+from ..kinematics.ops import ARRAY
+from ..model.arm import ArmModel
+from ..model.body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
+from ..model.body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PITCH
+from .scalar.clearance import CAP, KEEP, Clearance, region_rows
+from .scalar.clearance import clearance as scalar_clearance
+from .scalar.clearance import link_points as scalar_link_points
+from .scalar.sweep import hull, overshoots
+from .scalar.swivel import arm as scalar_arm
+
+
+def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> tuple[Capsule, ...]:
+    """An arm's links at posture ``q`` as body capsules (for the other arm: :data:`~nao_ik.model.body.OTHER_ARM`).
+
+    Args:
+        model: that arm.
+        q: its five joint angles.
+        part: the name the capsules carry.
+
+    Returns:
+        One capsule per link of :data:`~nao_ik.model.body.LINKS`, the whole link (its shoulder part too).
+    """
+    pts = link_points(model, [float(x) for x in q])
+    return tuple(
+        Capsule(part, tuple(float(v) for v in pts[ln.start]), tuple(float(v) for v in pts[ln.end]), ln.radius)
+        for ln in LINKS
+    )
+
+
+def arm_region(model: ArmModel, postures: Sequence[Sequence[float]], grow_low: Sequence[float] | None = None,
+               grow_high: Sequence[float] | None = None, part: str = OTHER_ARM) -> tuple[Capsule, ...]:  # fmt: skip
+    """Capsules holding an arm's links in every posture of the joint-space box around ``postures``.
+
+    An arm on its way from one posture to another, at any timing of its joints (each monotonic, as
+    setAngles moves them), stays in the box between the two; a retargeted joint may go past it by
+    :func:`~nao_ik.geometry.scalar.sweep.overshoot` (``grow_low``, ``grow_high``). The box is split across
+    the joint that moves the links most (:func:`nao_ik.geometry.scalar.clearance.region_rows`).
+
+    Returns:
+        The links at each piece's centre, each radius grown by that piece's growth.
+    """
+    lo, hi = hull([[float(x) for x in q] for q in postures], grow_low, grow_high)
+    return tuple(Capsule(*row) for row in region_rows(model, lo, hi, part))
+
+
+def posture_body(
+    hip_pitch: tuple[float, float] | None = None,
+    other: tuple[ArmModel, Sequence[float]] | None = None,
+    other_aim: Sequence[float] | None = None,
+    other_fraction: float = 1.0,
+    head: tuple[float, float] | None = HEAD_REST,
+) -> tuple[Capsule, ...]:
+    """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is or may go.
+
+    Args:
+        hip_pitch: (LHipPitch, RHipPitch), radians; None: standing.
+        other: (the other arm's model, its five angles); None: left out.
+        other_aim: the other arm's last command where it may still be on its way there (None: it is still):
+            the other arm is then anywhere on its way (:func:`arm_region`), overshoot included.
+        other_fraction: that command's fractionMaxSpeed.
+        head: (HeadYaw, HeadPitch), radians (default: standing); None: wherever it may be.
+
+    Returns:
+        The capsules (:func:`nao_ik.model.body.body`, then the other arm's links, part
+        :data:`~nao_ik.model.body.OTHER_ARM`).
+    """
+    if hip_pitch is None and head == HEAD_REST:
+        shapes = BODY
+    else:
+        shapes = body(*(hip_pitch or (STAND_HIP_PITCH, STAND_HIP_PITCH)), head=head)
+    if other is not None:
+        model, q = other
+        if other_aim is None:
+            shapes = shapes + arm_capsules(model, q)
+        else:
+            shapes = shapes + arm_region(model, [q, other_aim], *overshoots(model, q, other_aim, other_fraction))
+    return shapes
+
+
+def link_points(model: ArmModel, q: Sequence[Any]) -> list:
+    """The chain points the links use: shoulder, elbow, wrist, hand (index as :class:`~nao_ik.model.body.Link`).
+
+    :func:`nao_ik.geometry.scalar.clearance.link_points` (floats) on the model's numbers.
+    """
+    return scalar_link_points(scalar_arm(model), [float(x) for x in q])
+
+
+def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = BODY) -> Clearance:
+    """Signed distance of one configuration's links to the body.
+
+    Args:
+        model: the arm.
+        q: five joint angles.
+        shapes: the body (default: standing).
+
+    Returns:
+        :class:`Clearance`.
+    """
+    q = [float(x) for x in q]
+    key = (id(model), q, id(shapes))
+    last = _LAST[0]  # one read of one tuple: safe against another thread replacing it
+    if last is not None and last[0] == key and last[1] is model and last[2] is shapes:
+        return last[3]  # the same question again (the nearest search's check, then the answer's)
+    got = scalar_clearance(model, q, shapes)
+    _LAST[0] = (key, model, shapes, got)
+    return got
+
+
+#: The last :func:`clearance` asked, as one tuple (key, model, shapes, answer).
+_LAST: list = [None]
+
+
+def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = BODY) -> tuple[np.ndarray, np.ndarray]:
+    """Signed distances of many configurations' links to the body.
+
+    Args:
+        model: the arm.
+        q: (N, 5) joint angles.
+        shapes: the body.
+
+    Returns:
+        (distance (N,) metres capped at CAP, as :func:`clearance`; part (N,) int index into
+        :data:`~nao_ik.model.body.NAMES`, -1 where every part is beyond CAP).
+    """
+    q = np.asarray(q, dtype=float)
+    n = q.shape[0]
+    ch = chain(model, [q[:, i] for i in range(5)], ARRAY)
+    s, e, w = ch.origins[0], ch.origins[2], ch.origins[4]
+    upper = math.hypot(*model.joints[2].offset)  # shoulder to elbow
+    lower = math.hypot(*model.joints[4].offset)  # elbow to wrist
+    pts = {
+        0: s,
+        1: [s[k] - SHOULDER_BACK / upper * (e[k] - s[k]) for k in range(3)],
+        2: e,
+        4: w,
+        5: ch.hand,
+        6: [w[k] + HAND_REACH / lower * (w[k] - e[k]) for k in range(3)],
+    }
+    a, d, dd, radius, index = _arrays(shapes)
+    best = np.full(n, CAP)
+    part = np.full(n, -1, dtype=np.int64)
+    for ln in LINKS:
+        p, e = pts[ln.start], pts[ln.end]
+        if ln.skip:
+            p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
+        d1 = [np.asarray(e[k] - p[k], dtype=float)[:, None] for k in range(3)]
+        p = [np.asarray(p[k], dtype=float)[:, None] for k in range(3)]
+        dist = segment_distance(p, d1, a, d, dd) - (ln.radius + radius)  # (N, shapes)
+        k = np.argmin(dist, axis=1)
+        low = dist[np.arange(n), k]
+        closer = low < best
+        best = np.where(closer, low, best)
+        part = np.where(closer, index[k], part)
+    return best, part
+
+
+_ARRAYS: dict = {}
+
+
+def _arrays(shapes: Sequence[Capsule]) -> tuple:
+    """The shapes as arrays for :func:`segment_distance`: ends a (3 rows), d = b - a, |d|^2, radius, part index."""
+    key = tuple(shapes)
+    got = _ARRAYS.get(key)
+    if got is None:
+        if len(_ARRAYS) >= KEEP:
+            _ARRAYS.clear()
+        a = np.array([c.a for c in key], dtype=float).T
+        d = np.array([c.b for c in key], dtype=float).T - a
+        got = _ARRAYS[key] = (
+            list(a), list(d), (d * d).sum(axis=0), np.array([c.radius for c in key]),
+            np.array([NAMES.index(c.part) for c in key], dtype=np.int64),
+        )  # fmt: skip
+    return got
+
+
+def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: Sequence[Any], e: Any) -> Any:
+    """Distances between segments p + s d1 and q + t d2 (s, t in [0, 1]), e = |d2|^2 (Ericson); arrays broadcast.
+
+    The first segment's length |d1| is never zero (rigid links); the second may be a point (a sphere).
+    """
+    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+    a = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
+    inv_a = 1.0 / a
+    point = np.asarray(e) <= 1e-18
+    e = np.where(point, 1.0, e)
+    f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
+    b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+    den = a * e - b * b
+    ok = (den > 1e-18) & ~point
+    s = np.where(ok, np.clip((b * f - c * e) / np.where(ok, den, 1.0), 0.0, 1.0), 0.0)
+    t = np.where(point, 0.0, (b * s + f) / e)
+    s = np.where(point | (t < 0.0), np.clip(-c * inv_a, 0.0, 1.0),
+                 np.where(t > 1.0, np.clip((b - c) * inv_a, 0.0, 1.0), s))  # fmt: skip
+    t = np.clip(t, 0.0, 1.0)
+    x0, x1, x2 = r0 + s * d1[0] - t * d2[0], r1 + s * d1[1] - t * d2[1], r2 + s * d1[2] - t * d2[2]
+    return np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+
+
+def clear_of_body(model: ArmModel, q: np.ndarray) -> np.ndarray:
+    """(N,) True where configurations (N, 5) keep MARGIN from the model's body (all True without one)."""
+    q = np.asarray(q, dtype=float)
+    if not model.body:
+        return np.ones(q.shape[0], dtype=bool)
+    return clearance_batch(model, q, model.body)[0] >= MARGIN

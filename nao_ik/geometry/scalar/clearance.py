@@ -1,0 +1,327 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""Signed distance of one configuration's arm links to NAO's body, in plain Python floats.
+
+The arm's links and the body's parts are capsules (:mod:`nao_ik.model.body_data`), so the
+distance between a link and a part is the distance between their segments minus both
+radii (negative: they overlap). The arm is clear when that distance is at least the margin
+for every pair. Each link is checked against each part, a pair skipped when the bounding
+spheres show it is farther than the best so far (at most CAP); distances beyond CAP are
+reported as CAP: only the near region matters to a solver, and the capped value is still
+continuous in the configuration.
+
+The library's per-configuration check (:func:`nao_ik.geometry.collision.clearance`) is this code, and
+so is the robot runtime's (:mod:`nao_ik.robot`); the numpy batch
+(:func:`nao_ik.geometry.collision.clearance_batch`) reads the same shapes and links.
+
+The link points (shoulder, elbow, wrist, hand) come from the float kinematics of
+:mod:`nao_ik.geometry.scalar.swivel`.
+
+Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
+"""
+
+from __future__ import division
+
+import collections
+import math
+
+from ...model.body_data import HAND_REACH, LINK_ROWS, MARGIN, SHOULDER_BACK
+from .swivel import arm
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Callable, List, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: Distances beyond this (metres) are reported as CAP.
+CAP = 0.05
+#: Radians of margin per metre of clearance: the body's clearance enters the swivel search's margin at this
+#: scale (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin
+#: (:func:`nao_ik.geometry.swivel.body_margin`, :func:`body_margin`).
+BODY_SCALE = 10.0
+#: Bodies kept prepared: the standing body and the latest few (the other arm's links change with its posture).
+KEEP = 32
+
+
+class Clearance(collections.namedtuple("Clearance", "distance part link")):
+    """The signed distance of the arm's links to the body.
+
+    Attributes:
+        distance: the smallest link-to-part distance minus the radii, metres
+            (negative: overlapping), capped at CAP.
+        part: the body part nearest the arm (``""`` when every part is beyond CAP).
+        link: the arm link nearest it (``""`` likewise).
+    """
+
+    __slots__ = ()
+
+
+class Pair(collections.namedtuple("Pair", "part a d dd centre reach radius")):
+    """A body capsule prepared for the check: ``d`` = b - a, ``dd`` = |d|^2, ``reach`` = half length + radius."""
+
+    __slots__ = ()
+
+
+def prepare(shapes):
+    # type: (Sequence[Any]) -> Tuple[Pair, ...]
+    """The shapes (rows or capsules: part, a, b, radius) prepared for :func:`clearance`."""
+    out = []
+    for part, a, b, radius in shapes:
+        d = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
+        dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+        centre = (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
+        out.append(Pair(part, tuple(a), d, dd, centre, 0.5 * math.sqrt(dd) + radius, radius))
+    return tuple(out)
+
+
+_PREPARED = {}  # type: dict
+
+
+def prepared(shapes):
+    # type: (Sequence[Any]) -> Tuple[Pair, ...]
+    """:func:`prepare`, kept for the KEEP bodies asked last (the same shapes are asked again and again)."""
+    key = tuple(shapes)
+    got = _PREPARED.get(key)
+    if got is None:
+        if len(_PREPARED) >= KEEP:
+            _PREPARED.clear()
+        got = _PREPARED[key] = prepare(key)
+    return got
+
+
+def link_points(k, q):
+    # type: (Any, Sequence[float]) -> List[Any]
+    """The chain points the links use: shoulder, elbow, wrist, hand (indexed as the links' start/end).
+
+    Args:
+        k: the :class:`~nao_ik.geometry.scalar.swivel.Arm`.
+        q: five joint angles.
+
+    Returns:
+        A list of seven entries: 0 shoulder, 1 the upper arm's root (SHOULDER_BACK behind the shoulder along the
+        upper arm), 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end (HAND_REACH past the wrist along
+        the forearm); 3 None.
+    """
+    c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
+    c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
+    s = k.s
+
+    def out(g0, g1, g2):  # S + Ry(q1) Rz(q2) g
+        x = c2 * g0 - s2 * g1
+        return (s[0] + c1 * x + s1 * g2, s[1] + s2 * g0 + c2 * g1, s[2] - s1 * x + c1 * g2)
+
+    ux, uy = k.ux, k.uy
+    lx = k.lx  # the wrist: u + Rx(q3) Rz(q4) (lx, 0, 0)
+    wy = s4 * lx
+    wrist = out(ux + c4 * lx, uy + c3 * wy, s3 * wy)
+    f0, f1, f2 = k.fx, -math.sin(q[4]) * k.hz, math.cos(q[4]) * k.hz  # the hand: u + Rx(q3) Rz(q4) f(q5)
+    gy = s4 * f0 + c4 * f1
+    hand = out(ux + c4 * f0 - s4 * f1, uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2)
+    back = -SHOULDER_BACK / k.l1
+    tip = 1.0 + HAND_REACH / lx  # the forearm's vector (elbow to wrist) scaled past the wrist
+    far = out(ux + c4 * lx * tip, uy + c3 * wy * tip, s3 * wy * tip)
+    return [s, out(ux * back, uy * back, 0.0), out(ux, uy, 0.0), None, wrist, hand, far]
+
+
+def clearance(model, q, shapes):
+    # type: (Any, Sequence[float], Sequence[Any]) -> Clearance
+    """Signed distance of one configuration's links to the body.
+
+    Args:
+        model: the arm (an :class:`~nao_ik.model.arm.ArmModel` or the robot runtime's model).
+        q: five joint angles (floats).
+        shapes: the body: rows or capsules (part, a, b, radius).
+
+    Returns:
+        :class:`Clearance`.
+    """
+    return clearance_of(link_points(arm(model), q), prepared(shapes))
+
+
+def checker(model, shapes):
+    # type: (Any, Sequence[Any]) -> Callable[[Sequence[float]], Clearance]
+    """:func:`clearance` of many postures of one arm against one body (a motion's checks): the arm's numbers
+    and the body prepared once.
+
+    Args:
+        model: the arm; shapes: the body, as for :func:`clearance`.
+
+    Returns:
+        A function of five joint angles (floats) giving their :class:`Clearance`.
+    """
+    k, pairs = arm(model), prepared(shapes)
+    return lambda q: clearance_of(link_points(k, q), pairs)
+
+
+def point_reach(k):
+    # type: (Any) -> Tuple[Tuple[float, ...], ...]
+    """How far each chain point of :func:`link_points` lies from each joint's axis, at most, over every posture.
+
+    A change dq of joint j moves a point at distance r from its axis by at most r |dq| (a chord is no longer
+    than its arc), and the joints' moves add up: so a posture within h_j of another in every joint has each
+    point within sum_j r_j h_j of where it was. The shoulder joints' axes pass through the shoulder, the elbow
+    joints' through the elbow, WristYaw's along the forearm through the wrist.
+
+    Returns:
+        Seven rows (as :func:`link_points`; 3 unused) of five bounds, metres.
+    """
+    hand = math.hypot(k.fx, k.hz)  # elbow to hand effector
+    far = k.lx + HAND_REACH  # elbow to the hand's far end, on WristYaw's axis
+    return (
+        (0.0,) * 5,
+        (SHOULDER_BACK, SHOULDER_BACK, 0.0, 0.0, 0.0),
+        (k.l1, k.l1, 0.0, 0.0, 0.0),
+        (0.0,) * 5,
+        (k.l1 + k.lx, k.l1 + k.lx, k.lx, k.lx, 0.0),
+        (k.l1 + hand, k.l1 + hand, hand, hand, abs(k.hz)),
+        (k.l1 + far, k.l1 + far, far, far, 0.0),
+    )
+
+
+def link_reach(k):
+    # type: (Any) -> Tuple[Tuple[float, ...], ...]
+    """Per row of LINK_ROWS, the bound of :func:`point_reach` for every point of that link's segment (the larger
+    of its ends': the distance to a line is convex along a segment)."""
+    r = point_reach(k)
+    return tuple(tuple(max(a, b) for a, b in zip(r[start], r[end])) for _, start, end, _, _ in LINK_ROWS)
+
+
+def box_growth(reach, half):
+    # type: (Sequence[Sequence[float]], Sequence[float]) -> List[float]
+    """Per link, how far its points may be from where they are at a box's centre, ``half`` its half-widths."""
+    h0, h1, h2, h3, h4 = half
+    return [w[0] * h0 + w[1] * h1 + w[2] * h2 + w[3] * h3 + w[4] * h4 for w in reach]
+
+
+#: An arm's region (:func:`region_rows`) is covered by at most this many grown copies of its links ...
+REGION_PIECES = 16
+#: ... each grown by at most this much where fewer suffice, metres.
+REGION_GROWTH = 0.01
+
+
+def region_rows(model, lo, hi, part):
+    # type: (Any, Sequence[float], Sequence[float], str) -> tuple
+    """Body rows (part, a, b, radius) holding an arm's links at every posture of the joint-space box lo..hi.
+
+    The box is halved across the joint that moves the links most, the piece whose links grow most first,
+    until every piece grows them by at most REGION_GROWTH or there are REGION_PIECES pieces; each link is
+    taken at its piece's middle posture, its radius grown by how far its points can be from there anywhere
+    in the piece (:func:`box_growth`). A box of one posture gives the links exactly.
+    """
+    k = arm(model)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+
+    def piece(p, q):
+        grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
+        return max(grow), p, q, grow
+
+    pieces = [piece(list(lo), list(hi))]
+    while len(pieces) < REGION_PIECES:
+        worst = max(range(len(pieces)), key=lambda i: pieces[i][0])
+        if pieces[worst][0] <= REGION_GROWTH:
+            break
+        _, p, q, _ = pieces.pop(worst)
+        j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
+        mid = 0.5 * (p[j] + q[j])
+        pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
+    out = []
+    for _, p, q, grow in pieces:
+        pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
+        for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
+            out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
+    return tuple(out)
+
+
+def body_margin(model, q, shapes):
+    # type: (Any, Sequence[float], Sequence[Any]) -> float
+    """(clearance to ``shapes`` - MARGIN) x BODY_SCALE: the search's ``extra`` margin, negative within MARGIN."""
+    return (clearance(model, q, shapes).distance - MARGIN) * BODY_SCALE
+
+
+def clearance_of(pts, pairs, grow=None, cap=CAP):
+    # type: (List[Any], Sequence[Pair], Sequence[float] | None, float) -> Clearance
+    """:func:`clearance` of given link points (:func:`link_points`) against prepared shapes (:func:`prepared`).
+
+    Args:
+        grow: metres added to each link's radius (one per row of LINK_ROWS), or None: the links of a box of
+            postures around these (:func:`box_growth`).
+        cap: distances beyond it are reported as it.
+    """
+    best, part, link = cap, "", ""
+    for name, p, d1, aa, radius, m, half in link_segments(pts, grow):
+        reach = half + radius + best
+        for s in pairs:
+            c = s.centre
+            lim = reach + s.reach
+            dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
+            if dx * dx + dy * dy + dz * dz >= lim * lim:
+                continue
+            dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+            if dist < best:
+                best, part, link = dist, s.part, name
+                reach = half + radius + best
+    return Clearance(best, part, link)
+
+
+def link_segments(pts, grow=None):
+    # type: (List[Any], Sequence[float] | None) -> List[tuple]
+    """Each link of LINK_ROWS as the clearance checks take it: (name, start, axis, |axis|^2, radius (grown by
+    ``grow``, one per row, unless None), middle, half length), its start moved past the part it skips."""
+    out = []
+    for i, (name, start, end, skip, radius) in enumerate(LINK_ROWS):
+        p, e = pts[start], pts[end]
+        if skip:
+            p = [p[k] + skip * (e[k] - p[k]) for k in range(3)]
+        d1 = (e[0] - p[0], e[1] - p[1], e[2] - p[2])
+        aa = d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]
+        mid = (0.5 * (p[0] + e[0]), 0.5 * (p[1] + e[1]), 0.5 * (p[2] + e[2]))
+        out.append((name, p, d1, aa, radius + (grow[i] if grow is not None else 0.0), mid, 0.5 * math.sqrt(aa)))
+    return out
+
+
+def pairs_within(pts, pairs, grow, need):
+    # type: (List[Any], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list]
+    """The (link index, prepared shape) ``pairs`` closer than ``need``, the links at ``pts`` grown by ``grow``
+    (None: not grown): the least distance among them (``need`` + 1e-6 if none), its part, and those pairs in
+    order. A pair whose centres are far enough apart is not computed: its distance is at least ``need``.
+    """
+    links = link_segments(pts, grow)
+    low, part, out = need + 1e-6, "", []
+    for i, s in pairs:
+        _, p, d1, aa, radius, m, half = links[i]
+        c = s.centre
+        lim = half + radius + need + s.reach
+        dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
+        if dx * dx + dy * dy + dz * dz >= lim * lim:
+            continue
+        dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+        if dist < need:
+            out.append((i, s))
+            if dist < low:
+                low, part = dist, s.part
+    return low, part, out
+
+
+def segments(p, d1, a, q, d2, e):
+    # type: (Sequence[float], Sequence[float], float, Sequence[float], Sequence[float], float) -> float
+    """Distance between segments p + s d1 and q + t d2 (s, t in [0, 1]); a = |d1|^2 > 0, e = |d2|^2 (Ericson)."""
+    r0, r1, r2 = p[0] - q[0], p[1] - q[1], p[2] - q[2]
+    c = d1[0] * r0 + d1[1] * r1 + d1[2] * r2
+    if e <= 1e-18:  # the part is a sphere
+        s = min(max(-c / a, 0.0), 1.0)
+        t = 0.0
+    else:
+        f = d2[0] * r0 + d2[1] * r1 + d2[2] * r2
+        b = d1[0] * d2[0] + d1[1] * d2[1] + d1[2] * d2[2]
+        den = a * e - b * b
+        s = min(max((b * f - c * e) / den, 0.0), 1.0) if den > 1e-18 else 0.0
+        t = (b * s + f) / e
+        if t < 0.0:
+            t, s = 0.0, min(max(-c / a, 0.0), 1.0)
+        elif t > 1.0:
+            t, s = 1.0, min(max((b - c) / a, 0.0), 1.0)
+    x0 = r0 + s * d1[0] - t * d2[0]
+    x1 = r1 + s * d1[1] - t * d2[1]
+    x2 = r2 + s * d1[2] - t * d2[2]
+    return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)

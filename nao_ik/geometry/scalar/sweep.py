@@ -1,0 +1,208 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""The motion ``ALMotion.setAngles`` makes, and its clearance from the body by conservative advancement.
+
+``setAngles`` moves every joint from where it is toward its target at its own
+speed (``fractionMaxSpeed`` x the joint's maximum velocity), so joints with
+short moves arrive first: the path in joint space is a broken line, not the
+straight one (:class:`Motion`). :func:`advance` samples that path densely
+enough for the body's margin: no point of the arm moves more than
+:data:`REACH` times the joints' summed change, so the clearance between two
+checked postures is bounded below by theirs; the checks are placed so that a
+motion whose checked postures keep SWEEP_MARGIN keeps at least
+SWEEP_MARGIN - STEP / 2 everywhere, more than the robot's own protection
+margin (:data:`nao_ik.model.body_data.STUB_MARGIN`).
+
+The library's :func:`nao_ik.geometry.sweep.sweep` (and so its plans) is this code, and so is the robot
+runtime's check of its command (:mod:`nao_ik.robot.service`).
+
+Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
+"""
+
+from __future__ import division
+
+import math
+
+from ...model.body_data import LINK_ROWS
+from .clearance import box_growth, link_points, link_reach, pairs_within, prepared
+from .swivel import arm
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, Callable, List, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: Clearance every sample of a commanded motion keeps from the body, metres (the answers themselves keep MARGIN).
+SWEEP_MARGIN = 0.0075
+#: Largest movement of any point of the arm between two samples, metres.
+STEP = 0.0025
+#: Distance from the shoulder to the farthest point of the arm's links (hand capsule included), metres.
+REACH = 0.25
+#: ALMotion's control cycle, seconds (NAOqi 2.1; ALMotion.getMotionCycleTime() on a robot).
+CYCLE = 0.02
+#: Cycles a joint retargeted during a move keeps going its old way before it turns (Aldebaran's joint-control
+#: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
+OVERSHOOT_CYCLES = 4
+#: The most postures :func:`certify` checks (about 10-20 ms) before it calls a box not certified (a plan then
+#: tries smaller boxes: legs).
+BOX_BUDGET = 400
+
+
+class Motion(object):
+    """The motion setAngles makes from ``start`` to ``goal``, by the joints' summed change travelled.
+
+    Each joint moves at ``fraction`` x its maximum velocity until it arrives,
+    so the summed change travelled grows piecewise linearly in time; :meth:`at`
+    inverts it (pure Python: a few joints, a few breakpoints).
+
+    Args:
+        model: the arm (its joints' maximum velocities: ``model.joints[i].max_velocity``).
+        start, goal: five joint angles each.
+        fraction: ``fractionMaxSpeed`` of the command (the same for every joint).
+    """
+
+    def __init__(self, model, start, goal, fraction):
+        # type: (Any, Sequence[float], Sequence[float], float) -> None
+        self.start = [float(x) for x in start]
+        self.delta = [float(g) - s for s, g in zip(self.start, goal)]
+        self.speed = [j.max_velocity * fraction for j in model.joints]
+        self.length = sum(abs(d) for d in self.delta)  # the summed joint change, radians
+        # Breakpoints (time, summed change) where a joint arrives.
+        ends = sorted(abs(d) / v for d, v in zip(self.delta, self.speed))
+        self._knots, t, done = [(0.0, 0.0)], 0.0, 0.0
+        for end in ends:
+            rate = sum(v for d, v in zip(self.delta, self.speed) if abs(d) / v > t)
+            done += rate * (end - t)
+            t = end
+            self._knots.append((t, done))
+
+    def travelled(self, seconds):
+        # type: (float) -> float
+        """The joints' summed change after ``seconds`` of the motion."""
+        return sum(min(abs(d), v * max(seconds, 0.0)) for d, v in zip(self.delta, self.speed))
+
+    def at(self, travelled):
+        # type: (float) -> List[float]
+        """The posture once the joints' summed change reaches ``travelled`` (clipped to the motion)."""
+        if travelled >= self.length:
+            return [s + d for s, d in zip(self.start, self.delta)]
+        t = 0.0
+        for (t0, s0), (t1, s1) in zip(self._knots, self._knots[1:]):
+            if travelled <= s1:
+                t = t0 if s1 == s0 else t0 + (t1 - t0) * (travelled - s0) / (s1 - s0)
+                break
+        return [s + math.copysign(min(abs(d), v * t), d) for s, d, v in zip(self.start, self.delta, self.speed)]
+
+
+def advance(path, check, extra=0.0):
+    # type: (Motion, Callable[[List[float]], Any], float) -> Tuple[bool, float, str, int]
+    """The clearance along ``path`` by conservative advancement.
+
+    From a posture with clearance c, the next posture checked is
+    (c - required + STEP) / REACH of summed joint change further on (no point
+    of the arm moves more than REACH per radian), so a motion far from the
+    body takes a few checks and one near it a check every STEP. A start
+    already closer than SWEEP_MARGIN (the robot put there by someone else)
+    may move as long as it comes no closer than it is.
+
+    Args:
+        path: the :class:`Motion`.
+        check: a posture's clearance (an object with ``distance`` and ``part``:
+            :func:`nao_ik.geometry.scalar.clearance.clearance` of the arm and the body).
+        extra: clearance required beyond SWEEP_MARGIN, metres.
+
+    Returns:
+        (clear, the smallest clearance along the motion, the body part there, postures checked).
+    """
+    low = check(path.start)
+    need = min(SWEEP_MARGIN + extra, low.distance) - 1e-9
+    travelled, samples, c = 0.0, 1, low
+    while travelled < path.length:
+        travelled = min(path.length, travelled + (max(c.distance - need, 0.0) + STEP) / REACH)
+        c = check(path.at(travelled))
+        samples += 1
+        if c.distance < low.distance:
+            low = c
+            if c.distance < need:
+                break
+    return low.distance >= need, low.distance, low.part, samples
+
+
+def overshoot(model, fraction):
+    # type: (Any, float) -> List[float]
+    """How far (rad) each joint may go past where it is when a command retargets it mid-move.
+
+    A joint moving at up to ``fraction`` x its maximum velocity keeps going its old way for
+    OVERSHOOT_CYCLES cycles while it decelerates: at most half that speed for that time (a linear
+    deceleration; documented: 0.02 rad at 10 % of HeadYaw's 8.27 rad/s, where this bound gives 0.033).
+    """
+    return [j.max_velocity * fraction * OVERSHOOT_CYCLES * CYCLE / 2.0 for j in model.joints]
+
+
+def overshoots(model, start, aim, fraction):
+    # type: (Any, Sequence[float], Sequence[float], float) -> Tuple[List[float], List[float]]
+    """How far each joint on its way from ``start`` to ``aim`` may go past the box between them, below and above:
+    :func:`overshoot`, on the side each joint is moving."""
+    over = overshoot(model, fraction)
+    low = [o if a < s else 0.0 for s, a, o in zip(start, aim, over)]
+    high = [o if a > s else 0.0 for s, a, o in zip(start, aim, over)]
+    return low, high
+
+
+def hull(postures, grow_low=None, grow_high=None):
+    # type: (Sequence[Sequence[float]], Sequence[float] | None, Sequence[float] | None) -> Tuple[List[float], List[float]]
+    """The joint-space box (lower, upper corners) around ``postures``, grown per joint below and above."""
+    lo = [min(q[j] for q in postures) for j in range(5)]
+    hi = [max(q[j] for q in postures) for j in range(5)]
+    if grow_low is not None:
+        lo = [a - g for a, g in zip(lo, grow_low)]
+    if grow_high is not None:
+        hi = [b + g for b, g in zip(hi, grow_high)]
+    return lo, hi
+
+
+def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
+    # type: (Any, Sequence[Any], Sequence[float], Sequence[float], float, int) -> Tuple[bool, float, str, int]
+    """Whether every posture in the joint-space box [lo, hi] keeps ``need`` clearance from ``shapes``.
+
+    The box between a command's start and its goal holds every motion in which each joint goes
+    monotonically from its start to its goal, at any timing: linear or smooth, the joints synchronised
+    or not. So a box that keeps the clearance certifies the command whatever profile ALMotion's
+    setAngles follows. Branch and bound: the clearance at the box's centre, with each link grown by how
+    far its points may be from there anywhere in the box (:func:`~nao_ik.geometry.scalar.clearance.
+    box_growth`), bounds the whole box's from below; where it is too small the box is halved across the
+    joint that moves the links most, until every part is certified, a centre itself is too close (a
+    posture some motion takes: not clear), or ``budget`` postures were checked (not certified).
+
+    Returns:
+        (clear, the clearance (bound) where it failed (``need`` where it did not), the body part there,
+        postures checked).
+    """
+    k = arm(model)
+    reach = link_reach(k)
+    weight = [max(row[j] for row in reach) for j in range(5)]
+    # The (link, body shape) pairs a box has yet to clear: a pair whose bound keeps ``need`` over a box keeps it
+    # over every part of that box (the bound is below the true least distance there), so its parts skip it.
+    everything = [(i, s) for i in range(len(LINK_ROWS)) for s in prepared(shapes)]
+    boxes = [(list(lo), list(hi), everything)]
+    samples = 0
+    while boxes:
+        a, b, pairs = boxes.pop()
+        centre = [0.5 * (x + y) for x, y in zip(a, b)]
+        half = [0.5 * (y - x) for x, y in zip(a, b)]
+        samples += 1
+        pts = link_points(k, centre)
+        low, part, open_pairs = pairs_within(pts, pairs, box_growth(reach, half), need)
+        if not open_pairs:
+            continue
+        exact, exact_part, _ = pairs_within(pts, open_pairs, None, need)
+        if exact < need:
+            return False, exact, exact_part, samples
+        if samples >= budget:
+            return False, low, part, samples
+        j = max(range(5), key=lambda i: weight[i] * half[i])
+        mid = centre[j]
+        a2, b1 = list(a), list(b)
+        b1[j], a2[j] = mid, mid
+        boxes += [(a2, b, open_pairs), (a, b1, open_pairs)]
+    return True, need + 1e-6, "", samples

@@ -1,0 +1,333 @@
+"""The motions a joint command may make, certified clear of the body, and a safe sequence where one is not.
+
+``ALMotion.setAngles`` moves every joint from where it is toward its target,
+but how is not pinned down: constant speed with instant starts and stops (the
+simplest model), a smooth bell-shaped speed profile whose peak is
+``fractionMaxSpeed`` (Aldebaran's documentation; moves take about 1.5 times
+longer), the joints synchronised or each at its own pace (not documented),
+and a joint retargeted mid-move keeps going its old way for about 4 cycles
+before it turns. Whatever the profile, each joint goes monotonically from its
+start to its goal, so every such motion stays in the joint-space box between
+the two postures. :func:`sweep` certifies that box
+(:func:`nao_ik.geometry.scalar.sweep.certify`: every posture in it keeps
+:data:`SWEEP_MARGIN`, by branch and bound on a bound of how far the links
+move), so a certified command is safe under any profile. A command to an arm
+still moving (:func:`sweep_moving`) certifies the box around where the arm
+is, where it was going and the new goal, grown by the overshoot.
+
+:func:`plan` finds a safe sequence of commands, each sent once the arm has
+arrived within :data:`ARRIVED` of the one before:
+
+1. the direct command, when its box is certified;
+2. else the arm first swung out sideways (ShoulderRoll away from the body,
+   the elbow straightened), then moved, then brought in: one, two or three
+   commands, the quickest whose every leg is certified;
+3. else the straight joint-space line cut into 2, 4 or 8 legs, each leg's
+   box smaller and hugging the line;
+4. else no sequence: :class:`Plan` with ``reason`` and no commands.
+
+The constants SWEEP_MARGIN, STEP and REACH, :class:`Motion` (the
+constant-speed model, for move times) and the certification live in
+:mod:`nao_ik.geometry.scalar.sweep` (the common subset of Python 2.7 and 3:
+the robot runtime certifies its commands with the same code).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Sequence
+
+from ..model.arm import ArmModel
+from ..model.body import Capsule
+from .collision import arm_region, clearance
+from .scalar.sweep import (  # noqa: F401  (re-exported)
+    OVERSHOOT_CYCLES,
+    REACH,
+    STEP,
+    SWEEP_MARGIN,
+    Motion,
+    certify,
+    hull,
+    overshoot,
+    overshoots,
+)
+
+#: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
+OUT_ROLLS = (0.35, 0.7, 1.0, 1.3)
+#: The straight joint-space line's cuts tried by :func:`plan`: its legs' boxes hug the line.
+LEGS = (2, 4, 8)
+#: How close (rad) the sensed angles must come to a via posture before the next command of a sequence.
+ARRIVED = 0.01
+#: How far (rad) before a goal at the body's margin its last leg starts, up the gradient of its clearance, and
+#: the step of that gradient's differences.
+APPROACH = 0.1
+GRADIENT_STEP = 1e-4
+#: How much longer than at constant speed a move may take under setAngles' profile: the documented bell-shaped
+#: speed profile takes about 1.5 times as long; the margin covers a profile slower still.
+SLOWDOWN = 2.0
+
+
+class Sweep(NamedTuple):
+    """The clearance along one commanded motion.
+
+    Attributes:
+        clear: True where every sample keeps the required clearance.
+        distance: the smallest clearance along the motion, metres.
+        part: the body part at that sample (``""`` when none is near).
+        samples: how many postures were checked.
+    """
+
+    clear: bool
+    distance: float
+    part: str
+    samples: int
+
+
+class Plan(NamedTuple):
+    """The commands that take the arm from its posture to an answer.
+
+    Attributes:
+        commands: the postures to send in turn (the last one is the answer); empty when none is safe.
+        reason: ``""``, or why no sequence is safe (``"motion: crosses the torso"``).
+        seconds: the time the sequence takes at the given speed.
+    """
+
+    commands: list
+    reason: str
+    seconds: float
+
+
+def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float = 1.0,
+          body: Sequence[Capsule] | None = None, extra: float = 0.0, tolerance: float = 0.0) -> Sweep:  # fmt: skip
+    """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN (+ ``extra``).
+
+    The box between the two postures (each joint anywhere between its start and its goal) is certified
+    (:func:`nao_ik.geometry.scalar.sweep.certify`); ``fraction`` does not matter, the timing does not. A start
+    already closer than the margin (the robot put there by someone else) may move as long as no posture of
+    the box comes closer than STEP / 2 nearer than it is.
+
+    Args:
+        model: the arm.
+        start, goal: five joint angles each.
+        fraction: the command's ``fractionMaxSpeed`` (kept for the callers; no bearing on the box).
+        body: the shapes to keep clear of (default: the model's body).
+        extra: clearance required beyond SWEEP_MARGIN, metres.
+        tolerance: radians by which the start may be off (an arm sent on once it arrived within it).
+
+    Returns:
+        :class:`Sweep`.
+    """
+    # A start off by ``tolerance`` widens the box around the start alone: from anywhere there, each joint still
+    # goes monotonically to the goal, so the box never reaches past the goal.
+    off = [[float(s) - tolerance for s in start], [float(s) + tolerance for s in start]] if tolerance else []
+    none = [0.0] * 5
+    return _certify(model, [start, *off, goal], none, none, body, extra)
+
+
+def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float], aim_fraction: float,
+                 goal: Sequence[float], body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """Whether a command to ``goal`` is safe for an arm that may still be on its way from ``reading`` to ``aim``.
+
+    Wherever the arm is on its way (anywhere in the box between ``reading`` and ``aim``, whatever the
+    profile and however late the command arrives), each joint may go on past it for the retarget's
+    overshoot (:func:`~nao_ik.geometry.scalar.sweep.overshoot` at ``aim_fraction``) before it turns
+    toward ``goal``: the box around the three postures, grown by the overshoot on the side the joint was
+    moving, holds every such motion.
+    """
+    return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0)
+
+
+def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],
+                 body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+    """Whether every posture in the box around ``postures`` (the first: where the arm starts), grown by ``grow``
+    radians per joint on both sides, keeps SWEEP_MARGIN: an arm somewhere among them, moving on."""
+    return _certify(model, list(postures), grow, grow, body, 0.0)
+
+
+def _certify(model: ArmModel, postures: list, low: Sequence[float], high: Sequence[float],
+             body: Sequence[Capsule] | None, extra: float) -> Sweep:  # fmt: skip
+    shapes = model.body if body is None else tuple(body)
+    if not shapes:
+        return Sweep(True, math.inf, "", 0)
+    first = [float(x) for x in postures[0]]
+    here = clearance(model, first, shapes)
+    need = min(SWEEP_MARGIN + extra, here.distance - STEP / 2) - 1e-9
+    lo, hi = hull([[float(x) for x in q] for q in postures], low, high)
+    lo, hi = [max(a, m) for a, m in zip(lo, model.lower)], [min(b, m) for b, m in zip(hi, model.upper)]
+    return Sweep(*certify(model, shapes, lo, hi, need))
+
+
+def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequence[float]], fraction: float,
+                   cycle: float, tolerance: float = 0.0) -> list:  # fmt: skip
+    """For each command of a path streamed one per ``cycle`` from an arm at ``base``, where the arm may be when
+    the command arrives, as the postures of a box and how far each joint may go past it.
+
+    The arm is among the points commanded since the last one it has surely reached by then (each leg taking
+    at most SLOWDOWN times its constant-speed time, starting once its command is sent and the previous leg
+    is done), ``base`` if none yet, each within ``tolerance``. Each command retargets the joints: a joint
+    keeps going its way for OVERSHOOT_CYCLES cycles at the speed it had, at most the larger of its steps
+    there per cycle (and at most ``fraction`` of its maximum speed), decelerating: half that speed.
+
+    Returns:
+        One (postures, growth per joint in rad) per command.
+    """
+    over = overshoot(model, fraction)  # at most a joint's overshoot at full command speed
+    out, done, reached, arrive, prev = [], 0.0, -1, [], list(base)
+    for j, q in enumerate(path):
+        done = max(done, j * cycle) + SLOWDOWN * seconds(model, prev, q, fraction)
+        arrive.append(done)
+        prev = q
+    for k in range(len(path)):
+        while reached + 1 < k and arrive[reached + 1] <= k * cycle:
+            reached += 1
+        postures = ([list(base)] if reached < 0 else []) + [list(q) for q in path[max(reached, 0) : k + 1]]
+        step = [max((abs(b[i] - a[i]) for a, b in zip(postures, postures[1:])), default=0.0) for i in range(5)]
+        grow = [min(s * OVERSHOOT_CYCLES / 2.0, o) + tolerance for s, o in zip(step, over)]
+        out.append((postures, grow))
+    return out
+
+
+def pair_legs(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
+              left_start: Sequence[float], right_start: Sequence[float]) -> list:  # fmt: skip
+    """Both arms' straight joint-space lines cut into 2, 4 or 8 legs, the first cut whose every leg passes
+    :func:`pair_reason` (each leg sent once both arms arrived within ARRIVED of the last): [(left, right), ...]
+    ending at the answers; [] if none does."""
+    for n in LEGS:
+        legs = [
+            ([s + (g - s) * k / n for s, g in zip(left_start, q_left)],
+             [s + (g - s) * k / n for s, g in zip(right_start, q_right)])
+            for k in range(1, n)
+        ] + [(list(q_left), list(q_right))]  # fmt: skip
+        starts = [(list(left_start), list(right_start))] + legs[:-1]
+        if all(not pair_reason(left, lq, right, rq, ls, rs, ARRIVED if k else 0.0)
+               for k, ((ls, rs), (lq, rq)) in enumerate(zip(starts, legs))):  # fmt: skip
+            return legs
+    return []
+
+
+def seconds(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float) -> float:
+    """The time setAngles takes from ``start`` to ``goal``: the slowest joint's change over its speed."""
+    return max(abs(g - s) / (j.max_velocity * fraction) for s, g, j in zip(start, goal, model.joints))
+
+
+def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
+         body: Sequence[Capsule] | None = None) -> Plan:  # fmt: skip
+    """The quickest safe sequence of commands from ``start`` to ``goal`` (see the module docstring).
+
+    Args:
+        model: the arm.
+        start: the arm's posture now.
+        goal: the answer to reach (clear of the body by MARGIN).
+        fraction: the commands' ``fractionMaxSpeed``.
+        body: the shapes to keep clear of (default: the model's body).
+
+    Returns:
+        :class:`Plan`.
+    """
+    start, goal = [float(x) for x in start], [float(x) for x in goal]
+    direct = sweep(model, start, goal, fraction, body)
+    if direct.clear:
+        return Plan([goal], "", seconds(model, start, goal, fraction))
+    # The candidates quickest first: the first whose every leg is certified is the quickest safe one. The
+    # approaches from a posture farther from the body come last: they cost a few more clearances to set up.
+    for routes in (_routes(model, start, goal), lambda: _approaches(model, start, goal, body)):
+        timed = []
+        for route in routes() if callable(routes) else routes:
+            legs = list(zip([start] + route[:-1], route))
+            timed.append((sum(seconds(model, a, b, fraction) for a, b in legs), len(timed), route, legs))
+        for took, _, route, legs in sorted(timed):
+            if all(sweep(model, a, b, fraction, body, tolerance=ARRIVED if k else 0.0).clear
+                   for k, (a, b) in enumerate(legs)):  # fmt: skip
+                return Plan(route, "", took)
+    return Plan([], f"motion: the move crosses the {direct.part or 'body'} and no safe sequence was found", math.inf)
+
+
+def _routes(model: ArmModel, start: list, goal: list) -> list:
+    """Candidate sequences (each ends at ``goal``): via the start and/or the goal swung out sideways, and the
+    straight joint-space line in legs."""
+    routes = []
+    for roll in OUT_ROLLS:
+        a, b = _out(model, start, roll), _out(model, goal, roll)
+        routes += [[a, goal], [b, goal], [a, b, goal]]
+    for n in LEGS:
+        routes.append([[s + (g - s) * k / n for s, g in zip(start, goal)] for k in range(1, n)] + [goal])
+    return routes
+
+
+def _approaches(model: ArmModel, start: list, goal: list, body: Sequence[Capsule] | None) -> list:
+    """Candidate sequences that leave ``start`` and come to ``goal`` by a posture APPROACH radians away up the
+    gradient of its clearance (:func:`_away`), swung out between or not: an arm at the body's margin moves
+    first, and last, where the clearance grows in every joint that moves, so that leg's box keeps the margin
+    the posture keeps."""
+    shapes = model.body if body is None else tuple(body)
+    leave, come = _away(model, start, shapes), _away(model, goal, shapes)
+    routes = []
+    for first in ([], [leave]) if leave else ([],):
+        for last in ([], [come]) if come else ([],):
+            if not first and not last:
+                continue  # the plain routes (:func:`_routes`)
+            routes.append(first + last + [goal])
+            for roll in OUT_ROLLS:
+                a, b = _out(model, (first or [start])[0], roll), _out(model, (last or [goal])[0], roll)
+                routes += [first + [a] + last + [goal], first + [b] + last + [goal], first + [a, b] + last + [goal]]
+    return routes
+
+
+def _away(model: ArmModel, q: list, shapes: Sequence[Capsule]) -> list | None:
+    """``q`` moved APPROACH radians up the gradient of its clearance (finite differences of GRADIENT_STEP); None
+    where it has none (every shape beyond the clearance's cap)."""
+    base = clearance(model, q, shapes).distance
+    slope = [(clearance(model, [x + (GRADIENT_STEP if i == j else 0.0) for i, x in enumerate(q)], shapes).distance
+              - base) / GRADIENT_STEP for j in range(5)]  # fmt: skip
+    norm = math.sqrt(sum(x * x for x in slope))
+    if not norm > 0.0:
+        return None
+    return [float(x) for x in model.clamp([x + APPROACH * d / norm for x, d in zip(q, slope)])]
+
+
+def _out(model: ArmModel, q: list, roll: float) -> list:
+    """``q`` with the upper arm swung out to ``roll`` from the body (never in) and the elbow straightened."""
+    s = -1.0 if model.is_right else 1.0
+    out = list(q)
+    out[1] = s * max(s * q[1], roll)
+    straight = model.upper[3] if s > 0 else model.lower[3]  # ElbowRoll nearest 0: the arm straight
+    out[3] = straight
+    return list(model.clamp(out))
+
+
+def pair_reason(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
+                left_start: Sequence[float], right_start: Sequence[float], tolerance: float = 0.0) -> str:  # fmt: skip
+    """Why two arms moved together would meet (``""`` when they would not): both arms at once.
+
+    Each arm's final posture keeps MARGIN from the other's final posture (and the body: the models'
+    ``body``, without the other arm); each arm's motion (its box, any profile) keeps SWEEP_MARGIN from the
+    body and from the other arm anywhere on its own way (:func:`nao_ik.geometry.collision.arm_region`): the two
+    motions run at the same time, at whatever pace.
+
+    Args:
+        left, right: the arms' models (their ``body`` without the other arm).
+        q_left, q_right: their answers.
+        left_start, right_start: their postures now.
+        tolerance: radians by which the starts may be off (arms sent on once they arrived within it).
+
+    Returns:
+        ``""``, or ``"collision: <part>"`` / ``"motion: ..."`` naming the arm.
+    """
+    from ..model.body import MARGIN, OTHER_ARM
+    from .collision import arm_capsules
+
+    arms = (
+        (left, q_left, left_start, right, q_right, right_start),
+        (right, q_right, right_start, left, q_left, left_start),
+    )
+    for model, q, start, other, q_other, other_start in arms:
+        near = clearance(model, q, tuple(model.body) + arm_capsules(other, q_other))
+        if near.distance < MARGIN - 1e-9:
+            return f"collision: {model.arm} {near.part}"
+        grow = [tolerance] * 5
+        region = arm_region(other, [other_start, q_other], grow, grow)
+        move = sweep(model, start, q, 1.0, tuple(model.body) + region, tolerance=tolerance)
+        if not move.clear:
+            part = move.part or "body"
+            return f"motion: {model.arm} would cross the {part if part != OTHER_ARM else 'other arm'}"
+    return ""

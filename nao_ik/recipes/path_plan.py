@@ -1,0 +1,728 @@
+"""A known path planned whole: the elbow's swivel and ElbowRoll root at every point, chosen for the whole path.
+
+Following a path point by point from the previous answer (:mod:`nao_ik.recipes.track`,
+the service's ``trackPath``) cannot see ahead: the arm takes the nearest
+solution of each point, walks onto a part of the solution set that ends at a
+limit, a fold or the body, and must swing across in one step. When the whole
+path is known before the first command, the choice can be made for all of it.
+
+The solution set of a hand point with WristYaw held is the elbow's circle
+(:mod:`nao_ik.geometry.swivel`): a swivel angle and one of two ElbowRoll roots
+give the configuration. The joint limits leave some arcs of it, in closed form
+(:func:`nao_ik.geometry.proof.arcs`: every swivel where a joint meets a limit,
+and the *folds*, where the two roots meet: there the configuration is the same
+on both, the only place where a motion changes root continuously). Along each
+allowed arc the configuration is a continuous curve in joint space; the body
+cuts pieces out of it. The plan picks one allowed, clear configuration per
+point so that the largest step between consecutive points, in move time (max
+over joints of |dq| / maximum velocity, as
+:func:`nao_ik.geometry.nearest.move_time`), is as small as it can be; among
+those plans the first configuration nearest ``initial``, then the smallest sum
+of the squared step times.
+
+Method, and why it finds that plan:
+
+1. *States that follow the curve.* Each point's allowed arcs, per root, are
+   sampled at their ends (limits and folds, exact) and on a swivel grid
+   (GRID a turn), and every piece whose two ends are more than DELTA rad
+   apart (largest joint change) is halved, DEPTH times at most: near a fold
+   the angles change as the square root of the swivel's distance, and the
+   halving follows them there. So every configuration of the allowed set is
+   within DELTA / 2 of a state of its point (to the depth's cap). A
+   continuous motion along the path then has, at every point, a state within
+   DELTA / 2, and the plan through those states steps at most DELTA more
+   than the motion: the optimum over the states is within DELTA (in radians;
+   DELTA / the slowest joint's velocity in move time) of the optimum over
+   every motion, the jump-free one included wherever one exists.
+2. *Bottleneck, first step, then sum.* The best plan over the states is a
+   path in a layered graph, every state of a point joined to every state of
+   the next (the step's move time): one backward pass gives each first state
+   the smallest largest step of a plan from it; the first state is the one
+   nearest ``initial`` among those within TIE of the optimum B (the states'
+   own resolution: plans closer than that to the best are as good as it, and
+   the step from ``initial`` counts: a start already on the path starts the
+   plan, not a far configuration a hair better), and a forward pass over the
+   steps within that first state's own optimum gives the smallest sum of
+   squares. Exact on the states (a single pass on (max, sum) pairs would not
+   be: the principle of optimality does not hold for that order). Dense
+   transitions (every state of a layer to every state of the next): a forced
+   jump can be anywhere, and the programme puts it where it is smallest.
+3. *Coarse, then filled.* The graph's layers are points the hand reaches
+   COARSE apart along the path (every point of a coarse path; at most
+   COARSE_LAYERS of them), so a long dense path costs about what a short one
+   does; a step across k points costs its move time / k (the points between
+   share it evenly). Between two planned layers on the same root the swivel
+   is interpolated by the point's place between them, or, where that swivel
+   is outside the limits, the point's nearest allowed swivel (along a limit,
+   the limit's; from the arcs in closed form): a continuous motion where
+   every configuration is inside the limits, clear, and no step more than
+   DELTA beyond its even share. Where not (a root change at a fold, the body
+   in the way), the points between are planned as in 1-2 with both ends
+   fixed, on states four times finer (DELTA / 4: those steps are small).
+4. *The body, lazily* (as a lazy roadmap): the plan is made on the limits
+   alone; its configurations are checked (clearance >= MARGIN); where a chosen
+   one is not clear, every state of its layer and the NEAR layers either side
+   is checked, the blocked ones removed, and the plan made again, ROUNDS times
+   at most (then every state is checked). Most states are never checked: the
+   plan's own are, and those near the body. Each step's motion (the joint-space
+   box between its two configurations, every setAngles profile) must keep
+   SWEEP_MARGIN: a bound for all steps at once (the clearance at the box's
+   centre less how far the links can be from there,
+   :func:`nao_ik.geometry.scalar.clearance.box_growth`), then the
+   certification (:func:`nao_ik.geometry.sweep.sweep`) where the bound does not settle
+   it. A step not certified costs BLOCKED more in the programme, which is
+   made again (SWEEP_ROUNDS times at most): it stays only where every other
+   plan is worse.
+
+Points nearer or farther from the shoulder than the elbow's limits allow are
+planned at the point toward them at the nearest distance allowed: where it has
+an allowed swivel, that is the closest attainable point
+(:func:`nao_ik.geometry.closest.closest`), so the arm follows the reach's
+boundary continuously, ``reached`` False. Points with no allowed, clear state
+even so (inside the body, or only reached through it) are skipped by the
+programme (the states on either side are joined directly) and answered as
+``solve`` answers them from the configuration before: the closest attainable
+clear pose, ``reached`` False.
+
+*Jumps*, one definition (:func:`jumps`, used by the plan, its tests and
+``nao-ik bench --paths``): a step is a jump when its largest joint change is
+more than SMOOTH rad and no continuous motion along the path joins its two
+configurations: no chain of configurations of points on the hand's segment
+between them, inside the limits and clear, with every link at most SMOOTH.
+The chain tried first is the swivel interpolated between the two
+configurations (one root) along the segment cut into ceil(change / (SMOOTH -
+DELTA)) pieces; else the one planned as in 1-2 with both ends fixed on those
+pieces (at most PIECES), then on four times as many. A continuous motion's
+chain passes that test (its links are within DELTA of the motion's, which
+are at most SMOOTH - DELTA); a jump needs one link across the gap it jumps.
+A step into or out of a point not reached is a jump when larger than SMOOTH
+too, and a step whose motion is not certified clear of the body always is.
+A large step that is continuous (the arm sweeping along the solution set
+while the hand moves little, as near a singularity) is no jump: ``steps``
+and ``worst`` report its size. The tests and the benchmark sample their
+Cartesian paths every 3 mm or closer, where a continuous motion's steps in
+front of the chest are 0.02-0.04 rad, below SMOOTH.
+
+Limits of the argument: the states are within DELTA of every allowed
+configuration only to the halving's depth and where the midpoint of a piece
+is no farther from its ends than they are from each other (true of the smooth
+arcs; the folds are exact states); an allowed arc narrower than rounding is
+missed; the jump test resolves gaps larger than SMOOTH - DELTA.
+
+One module over 500 lines on purpose: one algorithm (the candidates at every point, the costs between
+them, the choice over the whole path and its checks), whose parts only make sense together.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from ..api.position import ArmLike, resolve_arm, solve
+from ..geometry.closest import distance_range
+from ..geometry.collision import clearance_batch
+from ..geometry.proof import arcs
+from ..geometry.scalar.clearance import link_reach
+from ..geometry.scalar.swivel import SLACK
+from ..geometry.scalar.swivel import arm as scalar_arm
+from ..geometry.sweep import SWEEP_MARGIN, sweep
+from ..geometry.swivel import at, circle, margin_at, swivel_angle, swivel_of, take
+from ..kinematics.chain import chain, forward_batch
+from ..kinematics.ops import ARRAY
+from ..model import validate
+from ..model.arm import ArmModel
+from ..model.body import MARGIN
+from .track import validate_points
+
+#: Largest joint change (rad, the four arm joints) between consecutive states of an arc.
+DELTA = 0.025
+#: Swivels a turn on the states' base grid, and the most halvings of a piece.
+GRID = 64
+DEPTH = 12
+#: Plans whose largest step is within this (rad, at the fastest joint's speed) of the best are as good: the
+#: states' resolution (DELTA / 2 from any configuration); among them the first state nearest the start.
+TIE = DELTA / 2
+#: Hand distance (m) between the layers of the whole-path programme, and the most layers.
+COARSE = 0.005
+COARSE_LAYERS = 250
+#: A step whose largest joint change is at most this (rad) is never a jump.
+SMOOTH = 0.05
+#: The most pieces a step is cut into by the jump test (then four times as many).
+PIECES = 32
+#: Rounds of the lazy body check, and the layers either side of a blocked choice checked whole.
+ROUNDS = 6
+NEAR = 2
+#: Extra move time (s) of a step whose motion is not certified clear, and rounds of certification.
+BLOCKED = 1e3
+SWEEP_ROUNDS = 3
+#: Violation (rad) below which a computed configuration counts as inside the limits.
+TOLERANCE = 1e-7
+#: Hand error (m) below which a point counts as reached.
+REACHED = 1e-4
+
+
+#: Points farther apart than this (metres) are via points: the hand's way between them is not given, so a step
+#: between them is no jump for being large (its motion is still certified).
+DENSE = 0.02
+
+
+class Jump(NamedTuple):
+    """A step of the plan that is no continuous motion.
+
+    Attributes:
+        index: the point the step arrives at (the step from point index - 1).
+        radians: its largest joint change.
+        seconds: its move time at the plan's fraction of the maximum speed.
+        reason: ``"no continuous solution"``, ``"motion may cross the <part>"`` or ``"point unreachable"``.
+    """
+
+    index: int
+    radians: float
+    seconds: float
+    reason: str
+
+
+class PathPlan(NamedTuple):
+    """A planned path.
+
+    Attributes:
+        angles: (N, 5) joint angles per point.
+        reached: (N,) whether the hand is on each point (within REACHED).
+        errors: (N,) the hand's distance to each point, metres.
+        steps: (N,) each step's largest joint change, rad (step 0: from ``initial``).
+        step_seconds: (N,) each step's move time at ``fraction`` (step 0: from ``initial``).
+        jumps: the steps that are no continuous motion (:class:`Jump`), in path order.
+        worst: the largest step's move time at ``fraction`` along the path (step 0 left out), s.
+        seconds: the time the plan took, s.
+        arm: the arm's name.
+    """
+
+    angles: np.ndarray
+    reached: np.ndarray
+    errors: np.ndarray
+    steps: np.ndarray
+    step_seconds: np.ndarray
+    jumps: tuple
+    worst: float
+    seconds: float
+    arm: str
+
+
+class _Layers(NamedTuple):
+    """States of some points: (M, K) padded, ``ok`` False in the padding and where blocked."""
+
+    q: np.ndarray  # (M, K, 5)
+    ok: np.ndarray  # (M, K)
+    phi: np.ndarray  # (M, K) swivel
+    root: np.ndarray  # (M, K) ElbowRoll root
+
+
+def plan_path(
+    points: Sequence[Sequence[float]],
+    arm: ArmLike = "LArm",
+    initial: Sequence[float] | None = None,
+    *,
+    wrist: float | None = None,
+    fraction: float = 1.0,
+) -> PathPlan:
+    """The configurations for a whole path, chosen together (see the module docstring).
+
+    Args:
+        points: the hand's points in order, FRAME_TORSO metres (1 to 2000).
+        arm: ``"LArm"``, ``"RArm"`` or an :class:`~nao_ik.model.arm.ArmModel` (its limits and its body: with
+            ``ArmModel.bodiless()`` the limits alone).
+        initial: the arm's posture before the path (default the neutral posture).
+        wrist: WristYaw held along the path (default ``initial``'s).
+        fraction: the commands' fractionMaxSpeed (:func:`nao_ik.model.validate.speed`): the move times reported.
+
+    Returns:
+        :class:`PathPlan`.
+    """
+    t0 = time.perf_counter()
+    model = resolve_arm(arm)
+    x = validate_points(points)
+    start = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
+    q0 = np.asarray(start, dtype=float)
+    if wrist is not None:
+        q0[4] = min(max(validate.number(wrist, "wrist"), model.lower[4]), model.upper[4])
+    fraction = validate.speed(fraction)
+    q, live = _plan(model, _attainable(model, x, q0[4]), q0, fraction)
+    q = _answer_unreached(model, x, q, live, q0)
+    errors = np.linalg.norm(forward_batch(model, q) - x, axis=1)
+    reached = errors <= REACHED
+    speed = _speed(model)
+    moves = np.abs(np.diff(np.vstack([q0[None], q]), axis=0))
+    steps = moves.max(axis=1)
+    times = (moves / (speed * fraction)).max(axis=1)
+    found = jumps(model, x, q, reached, fraction)
+    out = tuple(Jump(k, float(steps[k]), float(times[k]), why) for k, why in found)
+    worst = float(times[1:].max()) if len(x) > 1 else 0.0
+    return PathPlan(q, reached, errors, steps, times, out, worst, time.perf_counter() - t0, model.arm)
+
+
+def follow_or_refuse(points: Sequence[Sequence[float]], arm: ArmLike, initial: Sequence[float] | None,
+                     fraction: float = 1.0, allow_jumps: bool = False) -> tuple[PathPlan, str]:  # fmt: skip
+    """The plan of a path, and why it must not be sent (``""`` when it may): for a service's path command.
+
+    A path whose points force a jump (no continuous solution, or points out of reach or only through the body)
+    is refused unless the caller allows jumps: the plan says where and how large before anything moves. A step
+    whose motion the check does not certify is left to the service's own check of the stream.
+
+    Returns:
+        (:class:`PathPlan`, reason): the reason names the largest jump, its point and what allows it.
+    """
+    plan = plan_path(points, arm, initial, fraction=fraction)
+    # The jumps the path's own points force; a step whose motion is not certified is the service's to stop at
+    # (its stream check ends the path before that command, as for any path).
+    forced = [j for j in plan.jumps if not j.reason.startswith("motion")]
+    if not forced or allow_jumps:
+        return plan, ""
+    big = max(forced, key=lambda j: j.radians)
+    more = f" (and {len(forced) - 1} more)" if len(forced) > 1 else ""
+    return plan, (f"the path needs a jump of {big.radians:.2f} rad ({big.seconds:.2f} s) at point {big.index}: "
+                  f"{big.reason}{more}; allow jumps to follow it")  # fmt: skip
+
+
+def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | None = None,
+          fraction: float = 1.0) -> list[tuple[int, str]]:  # fmt: skip
+    """The steps of configurations ``q`` along points ``x`` that are jumps (the module docstring's definition).
+
+    Args:
+        model: the arm (its limits, and its body if it has one).
+        x: (N, 3) the hand's points; q: (N, 5) a configuration for each (the hand on it where ``reached``).
+        reached: (N,) which points ``q`` reaches (default: those whose hand is within REACHED).
+        fraction: the commands' fractionMaxSpeed (the motion check does not depend on it).
+
+    Returns:
+        (index of the point the step arrives at, reason) per jump, in path order.
+    """
+    x, q = np.asarray(x, dtype=float), np.asarray(q, dtype=float)
+    if reached is None:
+        reached = np.linalg.norm(forward_batch(model, q) - x, axis=1) <= REACHED
+    out = {}
+    # Between points farther apart than DENSE the path does not say where the hand goes: a large step there is
+    # the motion between the caller's via points, judged by its certification alone.
+    dense = np.linalg.norm(np.diff(x, axis=0), axis=1) <= DENSE
+    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & dense
+    for k in np.flatnonzero(big & ~(reached[1:] & reached[:-1])) + 1:
+        out[int(k)] = "point unreachable"
+    test = np.flatnonzero(big & reached[1:] & reached[:-1])
+    for k in test[~_joined(model, x, q, test)] + 1:
+        out[int(k)] = "no continuous solution"
+    for k, part in _uncertified(model, q, fraction):
+        out.setdefault(k, f"motion may cross the {part or 'body'}")
+    return sorted(out.items())
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+
+
+def _speed(model: ArmModel) -> np.ndarray:
+    """(5,) the joints' maximum velocities, rad/s."""
+    return np.array([j.max_velocity for j in model.joints])
+
+
+def _attainable(model: ArmModel, x: np.ndarray, wrist: float) -> np.ndarray:
+    """The points, those nearer or farther from the shoulder than the elbow's limits allow moved toward it to the
+    nearest distance they do: there is the closest attainable point where its circle has an allowed swivel
+    (:func:`nao_ik.geometry.closest.closest`, case 1)."""
+    lo, hi = distance_range(model, wrist)
+    v = x - np.asarray(model.shoulder)
+    d = np.linalg.norm(v, axis=1)
+    out = (d > 1e-12) & ((d < lo) | (d > hi))
+    if not out.any():
+        return x
+    y = x.copy()
+    y[out] = np.asarray(model.shoulder) + v[out] * (np.clip(d[out], lo + 1e-9, hi - 1e-9) / d[out])[:, None]
+    return y
+
+
+def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    """Steps 1-4: (angles (N, 5), live (N,): the points planned; the others' rows are zeros)."""
+    n = len(x)
+    weights = 1.0 / _speed(model)[:4]
+    along = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(x, axis=0), axis=1))])
+    spacing = max(COARSE, along[-1] / COARSE_LAYERS)
+    cell = np.floor(along / spacing)
+    coarse = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
+    coarse = np.union1d(coarse, [n - 1])
+    lay = _states(model, x[coarse], q0[4], q0)
+    blocked: set = set()
+    checked = np.full(lay.ok.shape, np.nan)
+    q = np.zeros((n, 5))
+    live = np.zeros(n, dtype=bool)
+    for _ in range(SWEEP_ROUNDS + 1):
+        picks = _choose(model, lay, checked, weights, q0, blocked, coarse)
+        rows = np.flatnonzero(picks >= 0)
+        q[:] = 0.0
+        live[:] = False
+        if not rows.size:
+            return q, live
+        idx = coarse[rows]
+        q[idx] = lay.q[rows, picks[rows]]
+        live[idx] = True
+        _fill(model, x, q, live, idx, lay.phi[rows, picks[rows]], lay.root[rows, picks[rows]], weights)
+        failed = [k for k, _ in _uncertified(model, q[live], fraction, np.flatnonzero(live))]
+        if not failed or not model.body:
+            break
+        # A step not certified: its coarse step costs BLOCKED more, and the programme runs again.
+        for k in failed:
+            j = int(np.searchsorted(idx, k))  # the coarse layer at or after the step's end
+            j = min(max(j, 1), rows.size - 1)
+            blocked.add((int(rows[j - 1]), int(picks[rows[j - 1]]), int(rows[j]), int(picks[rows[j]])))
+    return q, live
+
+
+def _allowed(model: ArmModel, x: np.ndarray, wrist: float) -> tuple:
+    """Every point's allowed arcs, the limits alone: (circles, point (A,), root (A,), start (A,), end (A,)),
+    start < end <= start + 2 pi."""
+    free = model.bodiless()
+    m = len(x)
+    c = circle(free, [x[:, 0], x[:, 1], x[:, 2]], np.full(m, float(wrist)), ARRAY)
+    start, end = arcs(free, c, list(free.lower[:4]), list(free.upper[:4]))
+    rows, cols = np.nonzero(~np.isnan(start))
+    s, e = start[rows, cols], end[rows, cols]
+    sub = take(c, rows)
+    reach = np.broadcast_to(np.asarray(c.reachable), (m,))[rows]
+    out = []
+    for b in (0, 1):
+        _, margin = margin_at(free, sub, 0.5 * (s + e), ARRAY, b)
+        keep = (np.broadcast_to(margin, s.shape) >= -SLACK) & reach
+        out.append((rows[keep], np.full(int(keep.sum()), b, dtype=np.int8), s[keep], e[keep]))
+    return (c,) + tuple(np.concatenate(a) for a in zip(*out))
+
+
+def _states(model: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray | None = None,
+            delta: float = DELTA) -> _Layers:  # fmt: skip
+    """Step 1: every point's allowed arcs (the limits alone), sampled so that consecutive states are within
+    ``delta``.
+
+    With ``q0``, the first point also has states at ``q0``'s elbow's swivel on its circle (both roots, where
+    inside the limits): the start's nearest.
+    """
+    free = model.bodiless()
+    m = len(x)
+    c, pt_a, root_a, s, e = _allowed(model, x, wrist)
+    # The base samples: each arc's two ends and the grid's swivels inside it.
+    h = 2.0 * math.pi / GRID
+    first = np.floor((s + math.pi) / h) + 1.0
+    inner = np.maximum(np.ceil((e + math.pi) / h) - first, 0.0).astype(np.int64)
+    count = inner + 2
+    arc = np.repeat(np.arange(s.size), count)
+    slot = np.arange(arc.size) - np.repeat(np.cumsum(count) - count, count)
+    phi = np.where(slot == 0, s[arc], np.where(slot == count[arc] - 1, e[arc], -math.pi + (first[arc] + slot - 1) * h))
+    q, valid = _configurations(free, c, pt_a[arc], phi, root_a[arc])
+    # Halve every piece whose ends are more than DELTA apart.
+    for _ in range(DEPTH):
+        gap = np.abs(np.diff(q[:, :4], axis=0)).max(axis=1)
+        cut = np.flatnonzero((gap > delta) & (arc[1:] == arc[:-1]))
+        if not cut.size:
+            break
+        mid = 0.5 * (phi[cut] + phi[cut + 1])
+        qm, vm = _configurations(free, c, pt_a[arc[cut]], mid, root_a[arc[cut]])
+        phi, q = np.insert(phi, cut + 1, mid), np.insert(q, cut + 1, qm, axis=0)
+        valid, arc = np.insert(valid, cut + 1, vm), np.insert(arc, cut + 1, arc[cut])
+    point, root = pt_a[arc], root_a[arc]
+    if q0 is not None and m:
+        elbow = chain(free, [float(v) for v in q0]).origins[2]
+        phi0 = float(swivel_angle(free, take(c, np.array([0])), [np.array([v]) for v in elbow], ARRAY)[0])
+        for b in (0, 1):
+            qb, vb = _configurations(free, c, np.array([0]), np.array([phi0]), np.array([b], dtype=np.int8))
+            point, root = np.append(point, 0), np.append(root, b)
+            phi, q, valid = np.append(phi, phi0), np.vstack([q, qb]), np.append(valid, vb)
+    return _pad(m, point[valid], q[valid], phi[valid], root[valid])
+
+
+def _configurations(free: ArmModel, c, rows: np.ndarray, phi: np.ndarray, root: np.ndarray) -> tuple:
+    """The configurations at swivels ``phi`` on circles ``rows`` of ``c``, roots ``root``: (angles (n, 5) clipped
+    into the limits, inside (n,): within TOLERANCE of them and on the point)."""
+    if not phi.size:
+        return np.zeros((0, 5)), np.zeros(0, dtype=bool)
+    got, violation = at(free, take(c, rows), phi, ARRAY, root)
+    q = np.clip(np.stack(np.broadcast_arrays(*got), axis=1), free.lower, free.upper)
+    inside = (np.broadcast_to(violation, phi.shape) <= TOLERANCE) & np.broadcast_to(c.reachable, (len(c.a),))[rows]
+    return q, inside
+
+
+def _pad(m: int, point: np.ndarray, q: np.ndarray, phi: np.ndarray, root: np.ndarray) -> _Layers:
+    """States listed with their point, as (m, K) padded layers."""
+    order = np.argsort(point, kind="stable")
+    point, q, phi, root = point[order], q[order], phi[order], root[order]
+    count = np.bincount(point, minlength=m)
+    k = max(int(count.max()) if m else 0, 1)
+    slot = np.arange(point.size) - np.repeat(np.cumsum(count) - count, count)
+    out = _Layers(np.zeros((m, k, 5)), np.zeros((m, k), dtype=bool), np.zeros((m, k)), np.zeros((m, k), np.int8))
+    out.q[point, slot], out.ok[point, slot], out.phi[point, slot], out.root[point, slot] = q, True, phi, root
+    return out
+
+
+def _choose(model: ArmModel, lay: _Layers, checked: np.ndarray, weights: np.ndarray, q0: np.ndarray | None,
+            blocked: set = frozenset(), index: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Steps 2 and 4: the plan over the layers' states, clear of the body (lazily): the chosen state per layer
+    (-1 where a layer has none). ``checked`` (M, K) holds the clearances computed so far (NaN: not yet) and is
+    updated; ``lay.ok`` loses the blocked states."""
+    m = lay.ok.shape[0]
+    for rnd in range(ROUNDS + 1):
+        picks = _programme(lay, weights, q0, blocked, index)
+        if not model.body:
+            return picks
+        rows = np.flatnonzero(picks >= 0)
+        _clearances(model, lay, checked, rows, picks[rows])
+        bad = rows[checked[rows, picks[rows]] < MARGIN]
+        if not bad.size:
+            return picks
+        near = np.unique(np.clip(bad[:, None] + np.arange(-NEAR, NEAR + 1), 0, m - 1))
+        if rnd == ROUNDS - 1:  # the last round: every state
+            near = np.arange(m)
+        r, k = np.nonzero(lay.ok[near])
+        _clearances(model, lay, checked, near[r], k)
+        lay.ok[checked < MARGIN] = False
+    return _programme(lay, weights, q0, blocked, index)
+
+
+def _clearances(model: ArmModel, lay: _Layers, checked: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+    """The body's clearance of states (rows, cols) not yet checked, into ``checked``."""
+    todo = np.isnan(checked[rows, cols])
+    if todo.any():
+        r, k = rows[todo], cols[todo]
+        checked[r, k] = clearance_batch(model, lay.q[r, k], model.body)[0]
+
+
+def _programme(lay: _Layers, weights: np.ndarray, q0: np.ndarray | None, blocked: set = frozenset(),
+               index: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Step 2 over the layers that have states: the chosen state per layer, -1 where a layer has none.
+
+    ``blocked``: steps (layer, state, layer, state) that cost BLOCKED more. ``index``: the layers' points on
+    the path (default one layer a point): a step across several points costs its move time shared among them
+    (the points between are filled evenly, step 3).
+    """
+    live = np.flatnonzero(lay.ok.any(axis=1))
+    picks = np.full(lay.ok.shape[0], -1, dtype=np.int64)
+    if not live.size:
+        return picks
+    m = live.size
+    used = [int(np.flatnonzero(lay.ok[r])[-1]) + 1 for r in live]  # a layer's states are its first slots
+    qw = [(lay.q[r, :u, :4] * weights).astype(np.float32) for r, u in zip(live, used)]
+    ok = [lay.ok[r, :u] for r, u in zip(live, used)]
+    share = np.ones(m - 1) if index is None else np.diff(index[live]).astype(float)
+    where = {int(r): i for i, r in enumerate(live)}
+    cut = {}
+    for a, sa, b, sb in blocked:
+        if where.get(b, -1) == where.get(a, -2) + 1:
+            cut.setdefault(where[a], []).append((sa, sb))
+    # Backward, building each step's move times: each state's smallest largest step to the end.
+    cost = [None] * (m - 1)
+    w = np.where(ok[-1], 0.0, np.inf).astype(np.float32)
+    for i in range(m - 2, -1, -1):
+        c = np.abs(qw[i][:, None, 0] - qw[i + 1][None, :, 0])
+        for j in range(1, 4):
+            np.maximum(c, np.abs(qw[i][:, None, j] - qw[i + 1][None, :, j]), out=c)
+        if share[i] != 1.0:
+            c /= np.float32(share[i])
+        c[~ok[i]] = np.inf
+        c[:, ~ok[i + 1]] = np.inf
+        for sa, sb in cut.get(i, ()):
+            c[sa, sb] += BLOCKED
+        cost[i] = c
+        w = np.maximum(c, w[None, :]).min(axis=1)
+    w = np.where(ok[0], w, np.inf)
+    if q0 is None:
+        s0 = int(w.argmin())
+    else:  # the first state nearest the start among the optimal ones, to the states' resolution
+        first = (np.abs(lay.q[live[0], : used[0], :4] - q0[:4]) * weights).max(axis=1)
+        s0 = int(np.where(w <= float(w.min()) + TIE * weights.min(), first, np.inf).argmin())
+    bound = np.float32(float(w[s0]) * (1.0 + 1e-6) + 1e-9)
+    # Forward: the smallest sum of squares within the bound, from that first state.
+    total = np.full(used[0], np.inf, dtype=np.float32)
+    total[s0] = 0.0
+    back = []
+    for i in range(m - 1):
+        c = cost[i]
+        tried = c * c
+        tried[c > bound] = np.inf
+        tried += total[:, None]
+        b = tried.argmin(axis=0)
+        back.append(b)
+        total = tried[b, np.arange(b.size)]
+    pick = np.zeros(m, dtype=np.int64)
+    pick[-1] = int(total.argmin())
+    for i in range(m - 2, -1, -1):
+        pick[i] = back[i][pick[i + 1]]
+    picks[live] = pick
+    return picks
+
+
+def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: np.ndarray,
+          phi: np.ndarray, root: np.ndarray, weights: np.ndarray) -> None:  # fmt: skip
+    """Step 3: the points between the planned layers ``idx`` (swivels ``phi``, roots ``root``), into ``q``/``live``.
+
+    Where both ends are on one root, the swivel interpolated; where that is outside the limits, the nearest
+    allowed swivel of the point (along a limit, the limit's); kept where every configuration is inside the
+    limits, clear, and no step more than DELTA beyond its even share of the whole. The rest: the programme
+    with both ends fixed, on states four times finer.
+    """
+    gaps = np.flatnonzero(np.diff(idx) > 1)
+    if not gaps.size:
+        return
+    same = gaps[root[gaps] == root[gaps + 1]]
+    redo = set(gaps[root[gaps] != root[gaps + 1]].tolist())
+    if same.size:
+        inner = [np.arange(idx[g] + 1, idx[g + 1]) for g in same]
+        pts = np.concatenate(inner)
+        seg = np.repeat(same, [p.size for p in inner])
+        a, b = idx[seg], idx[seg + 1]
+        turn = np.angle(np.exp(1j * (phi[seg + 1] - phi[seg])))
+        want = phi[seg] + (pts - a) / (b - a) * turn
+        c, pt_arc, root_arc, s, e = _allowed(model, x[pts], q[idx[0], 4])
+        # The nearest allowed swivel on the segment's root (the wanted one where it is allowed).
+        mine = root_arc == root[seg][pt_arc]
+        rel = np.mod(want[pt_arc] - s, 2.0 * math.pi)
+        past, before = rel - (e - s), 2.0 * math.pi - rel
+        off = np.where(~mine, np.inf, np.where(past <= 0.0, 0.0, np.minimum(past, before)))
+        to = np.where(past <= 0.0, want[pt_arc], np.where(past < before, e, s))
+        order = np.lexsort((off, pt_arc))
+        first = order[np.concatenate([[True], pt_arc[order][1:] != pt_arc[order][:-1]])] if order.size else order
+        found = np.zeros(pts.size, dtype=bool)
+        found[pt_arc[first]] = np.isfinite(off[first])
+        want[pt_arc[first[found[pt_arc[first]]]]] = to[first[found[pt_arc[first]]]]
+        qi, inside = _configurations(model.bodiless(), c, np.arange(pts.size), want, root[seg])
+        inside &= found
+        ends = q[idx]
+        share = np.abs(ends[seg + 1, :4] - ends[seg, :4]).max(axis=1) / (b - a) + DELTA
+        prev = np.where((pts - 1 == a)[:, None], q[a], np.roll(qi, 1, axis=0))
+        inside &= np.abs(qi[:, :4] - prev[:, :4]).max(axis=1) <= share
+        last = np.flatnonzero(pts + 1 == b)
+        inside[last] &= np.abs(q[b[last], :4] - qi[last, :4]).max(axis=1) <= share[last]
+        if model.body:
+            inside[inside] &= clearance_batch(model, qi[inside], model.body)[0] >= MARGIN
+        bad = np.unique(seg[~inside])
+        redo.update(bad.tolist())
+        good = ~np.isin(seg, bad)
+        q[pts[good]] = qi[good]
+        live[pts[good]] = True
+    for g in sorted(redo):  # planned with both ends fixed
+        a, b = int(idx[g]), int(idx[g + 1])
+        lay = _pinned(_states(model, x[a + 1 : b], q[a, 4], delta=DELTA / 4), q[a], q[b])
+        checked = np.full(lay.ok.shape, np.nan)
+        checked[0, 0] = checked[-1, 0] = np.inf  # the ends are the plan's, already clear
+        picks = _choose(model, lay, checked, weights, None)
+        got = np.flatnonzero(picks[1:-1] >= 0)
+        q[a + 1 + got] = lay.q[1 + got, picks[1 + got]]
+        live[a + 1 + got] = True
+
+
+def _pinned(lay: _Layers, qa: np.ndarray, qb: np.ndarray) -> _Layers:
+    """The layers with a first and a last layer of one state each, ``qa`` and ``qb``."""
+    m, k = lay.ok.shape
+    q = np.zeros((m + 2, k, 5))
+    ok = np.zeros((m + 2, k), dtype=bool)
+    q[1:-1], ok[1:-1] = lay.q, lay.ok
+    q[0, 0], q[-1, 0], ok[0, 0], ok[-1, 0] = qa, qb, True, True
+    phi, root = np.zeros((m + 2, k)), np.zeros((m + 2, k), np.int8)
+    phi[1:-1], root[1:-1] = lay.phi, lay.root
+    return _Layers(q, ok, phi, root)
+
+
+def _answer_unreached(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, q0: np.ndarray) -> np.ndarray:
+    """The points the plan has no state for, answered as ``solve`` answers them from the configuration before (the
+    start's for the first point): the closest attainable clear pose, each from the one before, so that a run of
+    them slides along what stops the hand instead of hopping."""
+    q = q.copy()
+    for i in np.flatnonzero(~live):
+        q[i] = solve(x[i].tolist(), model, "analytic", initial=(q0 if i == 0 else q[i - 1]).tolist()).angles
+    return q
+
+
+# ------------------------------------------------------------------------------------------------ jumps
+
+
+def _joined(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """(len(steps),) whether a chain of links of at most SMOOTH joins q[s] to q[s + 1] along x[s] -> x[s + 1]."""
+    out = np.zeros(steps.size, dtype=bool)
+    if not steps.size:
+        return out
+    unit = np.ones(4)
+    change = np.abs(q[steps + 1, :4] - q[steps, :4]).max(axis=1)
+    out[:] = _swivel_route(model, x, q, steps, np.ceil(change / (SMOOTH - DELTA)).astype(np.int64))
+    for finer in (1, 4):
+        todo = np.flatnonzero(~out)
+        if not todo.size:
+            break
+        pieces = finer * np.minimum(np.ceil(change[todo] / (SMOOTH - DELTA)), PIECES).astype(np.int64)
+        pts, owner = [], []
+        for i, s, p in zip(todo, steps[todo], pieces):
+            f = np.arange(1, p)[:, None] / p
+            pts.append(x[s] + f * (x[s + 1] - x[s]))
+            owner.append(np.full(p - 1, i))
+        lay = _states(model, np.concatenate(pts), q[0, 4])
+        owner = np.concatenate(owner)
+        for i, s in zip(todo, steps[todo]):
+            rows = np.flatnonzero(owner == i)
+            part = _pinned(_Layers(*(a[rows] for a in lay)), q[s], q[s + 1])
+            checked = np.full(part.ok.shape, np.nan)
+            checked[0, 0] = checked[-1, 0] = np.inf
+            picks = _choose(model, part, checked, unit, None)
+            kept = np.flatnonzero(picks >= 0)
+            chain_q = part.q[kept, picks[kept]]
+            clear = not model.body or bool((checked[kept, picks[kept]] >= MARGIN).all())
+            out[i] = kept.size == part.ok.shape[0] and clear and np.abs(np.diff(chain_q[:, :4], axis=0)).max() <= SMOOTH
+    return out
+
+
+def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray, pieces: np.ndarray) -> np.ndarray:
+    """(len(steps),) whether the first chain tried joins each step: the hand along its segment cut into
+    ``pieces``, the swivel between the two configurations' (one root), every link at most SMOOTH, inside the
+    limits and clear."""
+    free = model.bodiless()
+    phi, root = swivel_of(free, q)
+    one = root[steps] == root[steps + 1]
+    if not one.any():
+        return one
+    use = steps[one]
+    count = np.maximum(pieces[one], 1)
+    owner = np.repeat(np.arange(use.size), count - 1)
+    f = (np.arange(owner.size) - np.repeat(np.cumsum(count - 1) - (count - 1), count - 1) + 1) / count[owner]
+    s = use[owner]
+    pts = x[s] + f[:, None] * (x[s + 1] - x[s])
+    turn = np.angle(np.exp(1j * (phi[s + 1] - phi[s])))
+    c = circle(free, [pts[:, 0], pts[:, 1], pts[:, 2]], np.full(pts.shape[0], q[0, 4]), ARRAY)
+    qi, inside = _configurations(free, c, np.arange(pts.shape[0]), phi[s] + f * turn, root[s])
+    if model.body and inside.any():
+        inside[inside] &= clearance_batch(model, qi[inside], model.body)[0] >= MARGIN
+    # Every link: from the step's start through its pieces to its end.
+    before = np.where(f * count[owner] <= 1.0 + 1e-9, -1, np.arange(owner.size) - 1)
+    prev = np.where((before < 0)[:, None], q[s], qi[np.maximum(before, 0)])
+    link = np.abs(qi[:, :4] - prev[:, :4]).max(axis=1)
+    good = np.ones(use.size, dtype=bool)
+    np.logical_and.at(good, owner, inside & (link <= SMOOTH))
+    lastrow = np.cumsum(count - 1) - 1
+    has = count > 1
+    tail = np.abs(q[use + 1, :4] - np.where(has[:, None], qi[np.maximum(lastrow, 0)], q[use])[:, :4]).max(axis=1)
+    good &= tail <= SMOOTH
+    out = np.zeros(steps.size, dtype=bool)
+    out[np.flatnonzero(one)] = good
+    return out
+
+
+def _uncertified(model: ArmModel, q: np.ndarray, fraction: float, index: np.ndarray | None = None) -> list:
+    """(index of the point a step arrives at, body part) of the steps of ``q`` whose motion is not certified clear
+    of the body (``index``: the rows' point indices, default 0..N-1)."""
+    if not model.body or len(q) < 2:
+        return []
+    index = np.arange(len(q)) if index is None else index
+    centre, half = 0.5 * (q[1:] + q[:-1]), 0.5 * np.abs(q[1:] - q[:-1])
+    reach = np.asarray(link_reach(scalar_arm(model)))  # (links, 5): metres per radian
+    grow = (half @ reach.T).max(axis=-1)  # box_growth's largest link, on arrays
+    near = clearance_batch(model, centre, model.body)[0]
+    out = []
+    for s in np.flatnonzero(near - grow < SWEEP_MARGIN):  # the bound does not settle these
+        got = sweep(model, q[s], q[s + 1], fraction)
+        if not got.clear:
+            out.append((int(index[s + 1]), got.part))
+    return out
+
+
+__all__ = ["DELTA", "SMOOTH", "Jump", "PathPlan", "follow_or_refuse", "jumps", "plan_path"]

@@ -1,0 +1,45 @@
+"""The body check's Python 2/3 modules (nao_ik.model.body_data, nao_ik.geometry.scalar.clearance / scalar_sweep).
+
+The library's types are built from the same rows, and the float clearance (the robot runtime's and the
+library's per-configuration check) equals the numpy batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nao_ik.geometry.collision import clearance, clearance_batch
+from nao_ik.geometry.scalar import clearance as scalar_clearance
+from nao_ik.model import body_data
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import BODY, LINKS, Capsule, Link, body
+from nao_ik.robot.arms import MODELS
+
+
+def test_the_librarys_body_is_built_from_the_rows():
+    assert BODY == body_data.body_rows() and all(isinstance(c, Capsule) for c in BODY)
+    assert body(-0.2, 0.3) == body_data.body_rows(-0.2, 0.3)
+    assert LINKS == body_data.LINK_ROWS and all(isinstance(ln, Link) for ln in LINKS)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_float_clearance_equals_the_batch(arm):
+    """1000 random configurations (standing body, and a crouched one): distance to 1e-12, the same part."""
+    model = arm_model(arm)
+    rng = np.random.default_rng(5)
+    q = rng.uniform(model.lower, model.upper, (1000, 5))
+    for pitches in ((), (-1.2, 0.4)):
+        shapes, rows = body(*pitches), body_data.body_rows(*pitches)
+        dist, part = clearance_batch(model, q, shapes)
+        near = 0
+        for x, d, p in zip(q.tolist(), dist, part):
+            got = scalar_clearance.clearance(model, x, rows)  # the rows, as the robot runtime passes them
+            assert abs(got.distance - d) <= 1e-12, x
+            assert got == clearance(model, x, shapes)  # the library's is this code
+            if d < scalar_clearance.CAP - 1e-9:
+                assert got.part == body_data.NAMES[p]
+                near += 1
+            # The robot runtime's model (plain tuples) gives the same numbers.
+            assert scalar_clearance.clearance(MODELS[arm], x, rows) == got
+        assert near > 500

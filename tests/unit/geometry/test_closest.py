@@ -1,0 +1,66 @@
+"""Out of reach means as close as the arm can get: the closest attainable pose, for every method."""
+
+import numpy as np
+import pytest
+
+import nao_ik
+from nao_ik.evidence.bench import unreachable_targets
+from nao_ik.geometry.closest import closest
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
+
+
+def _unreachable(arm: str, per_kind: int, seed: int) -> dict:
+    """The benchmark's unreachable targets by kind: beyond full stretch, inside the inner limit, behind the back."""
+    t = unreachable_targets(arm, per_kind, seed)
+    return {"beyond": t[0::3], "inside": t[1::3], "behind": t[2::3]}
+
+
+def _oracle(model, step_counts=(49, 33, 49, 33)) -> np.ndarray:
+    """Hand positions of a dense grid of configurations (WristYaw 0)."""
+    g = [np.linspace(model.lower[i], model.upper[i], n) for i, n in enumerate(step_counts)]
+    q = np.stack(np.meshgrid(*g, indexing="ij"), -1).reshape(-1, 4)
+    return forward_batch(model, np.concatenate([q, np.zeros((len(q), 1))], axis=1))
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_no_sampled_pose_is_closer_than_the_closest(arm):
+    model = arm_model(arm)._replace(body=())  # the limits alone: the sampled poses ignore the body too
+    hands = _oracle(model)
+    for kind, targets in _unreachable(arm, 6, 3).items():
+        for t in targets:
+            found = closest(model, t, model.neutral)
+            assert model.within_limits(found.angles)
+            assert found.distance == pytest.approx(np.linalg.norm(nao_ik.forward(found.angles, arm) - t), abs=1e-12)
+            assert found.distance <= np.linalg.norm(hands - t, axis=1).min() + 1e-9, (kind, t)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_every_method_ends_at_the_attainable_distance(arm):
+    model = arm_model(arm)
+    targets = [t for ts in _unreachable(arm, 2, 5).values() for t in ts]
+    attainable = [closest(model, t, model.neutral).distance for t in targets]
+    for method in nao_ik.METHODS:
+        for t, best in zip(targets, attainable):
+            sol = nao_ik.solve(t, arm, method)
+            assert not sol.reached and model.within_limits(sol.angles)
+            if method in ("nn-paper", "cells"):  # the papers' approximations keep their answers
+                assert sol.shortfall is None and not sol.refined
+                continue
+            assert sol.error <= best + 1e-8, (method, t)  # 0.01 mm asked; the search gets to 1e-8 m
+            assert sol.shortfall is not None and sol.shortfall <= 1e-6
+    batch = nao_ik.solve_batch(np.array(targets), arm, "dls")
+    assert (batch.error <= np.array(attainable) + 1e-8).all()
+    assert np.isnan(nao_ik.solve_batch(np.array(targets), arm, "nn-paper").shortfall).all()
+
+
+def test_a_far_target_in_front_is_pointed_at():
+    """Stretched toward a far target the limits allow facing, the hand lies on the shoulder-target line."""
+    model = arm_model("LArm")
+    s = np.array(model.shoulder)
+    for d in ([1.0, 0.2, 0.0], [1.0, 0.5, 0.3], [0.6, 0.6, -0.4]):
+        t = s + 0.6 * np.asarray(d) / np.linalg.norm(d)
+        sol = nao_ik.solve(t, "LArm")
+        h = nao_ik.forward(sol.angles, "LArm") - s
+        off = np.degrees(np.arccos(np.dot(h, t - s) / np.linalg.norm(h) / np.linalg.norm(t - s)))
+        assert off < 0.01, (d, off)

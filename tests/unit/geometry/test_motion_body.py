@@ -1,0 +1,339 @@
+"""The motion to an answer never crosses the body: the sweep check, the safe sequence, the other arm, paths."""
+
+import time
+
+import numpy as np
+import pytest
+
+import nao_ik
+from nao_ik.geometry.collision import arm_capsules, clearance, clearance_batch, posture_body
+from nao_ik.geometry.scalar.clearance import checker
+from nao_ik.geometry.scalar.sweep import advance
+from nao_ik.geometry.sweep import SWEEP_MARGIN, Motion, overshoot, plan, sweep, sweep_moving
+from nao_ik.kinematics.chain import forward_batch
+from nao_ik.model.arm import arm_model
+from nao_ik.model.body import OTHER_ARM, STUB_MARGIN
+from nao_ik.nn.data import random_configurations
+from nao_ik.service.sensed import CYCLE, MAX_AGE
+from sim_stub.shapes import arms_gap
+
+#: A start with the forearm down beside the hip and a target in front of the chest (found by a search over
+#: random postures): the direct setAngles motion to the answer takes the forearm through the torso.
+CROSSING_START = [1.864, 0.259, 1.065, -1.446, 0.0]
+CROSSING_TARGET = [0.125, -0.004, 0.156]
+
+
+def test_the_motion_follows_setangles():
+    """Each joint moves at its own speed: the postures along the motion, by summed joint change travelled."""
+    m = arm_model("LArm")
+    a, b = [0.5, 0.2, -1.0, -1.0, 0.3], [-0.5, 0.8, 0.4, -0.2, 0.3]
+    path = Motion(m, a, b, 0.3)
+    assert path.at(0.0) == a and np.allclose(path.at(path.length), b)
+    speed = np.array([j.max_velocity for j in m.joints]) * 0.3
+    for t in (0.05, 0.2, 0.4):  # a time: every joint moved min(|change|, speed t)
+        q = np.array(a) + np.sign(np.subtract(b, a)) * np.minimum(np.abs(np.subtract(b, a)), speed * t)
+        assert np.allclose(path.at(float(np.abs(q - a).sum())), q, atol=1e-12)
+        assert path.travelled(t) == pytest.approx(float(np.abs(q - a).sum()), abs=1e-12)
+
+
+def _profiles(m, a, b, rng, n=6):
+    """Postures along motions from ``a`` to ``b`` under different setAngles profiles: constant speed per joint,
+    synchronised (the straight line), and joints started and finished at random times (smooth or not)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    t = np.linspace(0.0, 1.0, 150)[:, None]
+    out = [np.array([Motion(m, a, b, 0.5).at(s) for s in np.linspace(0.0, Motion(m, a, b, 0.5).length, 150)])]
+    out.append(a + (b - a) * t)
+    for _ in range(n):
+        t0, t1 = np.sort(rng.uniform(0.0, 1.0, size=(2, 5)), axis=0)
+        u = np.clip((t - t0) / np.maximum(t1 - t0, 1e-9), 0.0, 1.0)
+        out.append(a + (b - a) * (3 * u**2 - 2 * u**3))  # each joint its own smooth timing
+    return np.concatenate(out)
+
+
+def test_a_certified_command_is_clear_under_every_profile():
+    """Against 150 random motions between clear postures: every command the sweep certifies keeps SWEEP_MARGIN
+    along linear, synchronised and randomly timed smooth motions and at random postures of its box; every
+    motion whose linear profile comes below SWEEP_MARGIN is refused."""
+    m = arm_model("LArm")
+    rng = np.random.default_rng(11)
+    q = random_configurations(m, 1200, rng, 0.0)
+    q = q[clearance_batch(m, q)[0] >= 0.010]
+    refused = 0
+    for a, b in zip(q[:150], q[150:300]):
+        got = sweep(m, a, b, 0.5)
+        dense, _ = clearance_batch(m, _profiles(m, a, b, rng))
+        assert not (dense[:150].min() < SWEEP_MARGIN and got.clear)  # the first 150: the constant-speed motion
+        if got.clear:
+            inside = rng.uniform(np.minimum(a, b), np.maximum(a, b), size=(200, 5))
+            assert min(dense.min(), clearance_batch(m, inside)[0].min()) >= SWEEP_MARGIN - 1e-9
+        else:
+            refused += 1
+    assert refused  # the sample has motions through the body
+
+
+def test_a_move_the_constant_speed_check_passed_is_refused_or_split_when_a_profile_crosses_the_body():
+    """The constant-speed model's check (the linear motion sampled) approves motions that a synchronised or
+    smooth setAngles takes through the body: the box check refuses them, and the plan splits them into legs
+    whose every profile is clear."""
+    m = arm_model("LArm")
+    rng = np.random.default_rng(21)
+    q = random_configurations(m, 3000, rng, 0.0)
+    q = q[clearance_batch(m, q)[0] >= 0.010]
+    check = checker(m, m.body)
+    found = 0
+    for a, b in zip(q[:800], q[800:1600]):
+        if not advance(Motion(m, a, b, 0.5), check)[0]:
+            continue  # the old check refused it too
+        dense, _ = clearance_batch(m, _profiles(m, a, b, rng))
+        if dense.min() >= SWEEP_MARGIN:
+            continue
+        found += 1
+        assert not sweep(m, a, b, 0.5).clear
+        route = plan(m, a, b, 0.5)
+        assert route.commands == [] or len(route.commands) > 1
+        legs = list(zip([list(a)] + route.commands[:-1], route.commands))
+        for k, (x, y) in enumerate(legs):
+            assert sweep(m, x, y, 0.5, tolerance=0.01 if k else 0.0).clear
+        if found >= 5:
+            break
+    assert found >= 3, found
+
+
+def test_a_command_to_a_moving_arm_is_checked_wherever_it_may_be_overshoot_included():
+    """sweep_moving: where it says clear, random postures anywhere between the arm's reading, where it was going
+    (each joint up to its overshoot past it) and the new goal keep SWEEP_MARGIN; it refuses some."""
+    m = arm_model("LArm")
+    q = random_configurations(m, 1500, np.random.default_rng(12), 0.0)
+    q = q[clearance_batch(m, q)[0] >= 0.010]
+    short = q[:60] + np.random.default_rng(13).uniform(-0.15, 0.15, size=(60, 5))  # ways of about 0.4 rad
+    short = np.clip(short, m.lower, m.upper)
+    rng = np.random.default_rng(14)
+    over = np.array(overshoot(m, 0.5))
+    clear = refused = 0
+    for a, b, g in zip(q[:40], short, q[100:140]):
+        if clearance(m, b, m.body).distance < 0.010:
+            continue
+        got = sweep_moving(m, a, b, 0.5, g)
+        if not got.clear:
+            refused += 1
+            continue
+        clear += 1
+        lo = np.minimum(np.minimum(a, b), g) - np.where(b < a, over, 0.0)
+        hi = np.maximum(np.maximum(a, b), g) + np.where(b > a, over, 0.0)
+        inside = np.clip(rng.uniform(lo, hi, size=(300, 5)), m.lower, m.upper)
+        assert clearance_batch(m, inside)[0].min() >= SWEEP_MARGIN - 1e-9, (a, b, g)
+    assert clear >= 10 and refused >= 1, (clear, refused)
+
+
+def test_plan_goes_around_a_crossing():
+    m = arm_model("LArm")
+    sol = nao_ik.solve(CROSSING_TARGET, m, initial=CROSSING_START)
+    assert sol.reached
+    assert not sweep(m, CROSSING_START, sol.angles, 1.0).clear
+    route = plan(m, CROSSING_START, sol.angles, 1.0)
+    assert 2 <= len(route.commands) <= 3 and route.commands[-1] == list(sol.angles)
+    legs = zip([CROSSING_START] + route.commands[:-1], route.commands)
+    assert all(sweep(m, a, b, 1.0).clear for a, b in legs)
+
+
+def _put(robot, names: list, angles: list) -> None:
+    """Put the simulated arm at ``angles`` (the stub's protection off for the move), protection back on.
+
+    The move is made behind the service's back (as another client's would be): the service sees it in its
+    readings, which may be up to two control cycles old (MAX_AGE), so the helper waits that long after the
+    arm stopped."""
+    robot.stub.setCollisionProtectionEnabled("Arms", False)
+    robot.motion.setAngles(names, angles, 1.0)
+    robot.wait_still(names)
+    time.sleep(MAX_AGE + CYCLE)
+    robot.stub.setCollisionProtectionEnabled("Arms", True)
+    robot.stub.clearRecordedCommands()
+
+
+def test_the_service_sends_the_safe_sequence(awake):
+    """The constructed crossing over qi: the service swings the arm out first; the stub records no stop.
+    Control: the direct command from the same start trips the stub's protection."""
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    awake.ik.setSpeed(1.0)
+    r = awake.ik.reachToWithArm("LArm", *CROSSING_TARGET, "analytic")
+    assert r["reached"] and r["commands"] >= 2
+    awake.wait_still(names)
+    assert awake.stub.getCollisionStops() == []
+    assert len(awake.moves()) == r["commands"]
+    assert np.allclose(awake.motion.getAngles(names, True), r["angles"], atol=1e-9)
+    _put(awake, names, CROSSING_START)
+    awake.motion.setAngles(names, r["angles"], 1.0)
+    awake.wait_still(names)
+    assert awake.stub.getCollisionStops()
+
+
+def test_compute_angles_says_how_many_commands(awake):
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    assert awake.ik.computeAngles("LArm", *CROSSING_TARGET, "analytic")["commands"] >= 2
+    _put(awake, names, list(nao_ik.solve([0.12, 0.12, 0.12], "LArm").angles))
+    assert awake.ik.computeAngles("LArm", 0.12, 0.12, 0.15, "analytic")["commands"] == 1  # a short move in front
+    assert awake.moves() == []
+
+
+def test_the_other_arm_is_part_of_the_body(awake):
+    """The right hand in front of the left chest: the left arm does not reach through it, and says why."""
+    left, right = arm_model("LArm"), arm_model("RArm")
+    q_right = list(nao_ik.solve([0.13, 0.03, 0.04], right).angles)
+    _put(awake, list(right.names), q_right)
+    target = [0.13, 0.05, 0.04]
+    assert nao_ik.solve(target, left).reached  # without the other arm, reached (through it)
+    before = len([m for m in awake.moves() if m["names"][0] == "LShoulderPitch"])
+    try:
+        r = awake.ik.reachToWithArm("LArm", *target, "analytic")
+        assert not r["reached"] and r["reason"] == f"collision: {OTHER_ARM}"
+    except RuntimeError as e:  # no certified way to the nearest clear pose either: refused, nothing sent
+        assert "motion: the move crosses the other arm" in str(e) and "nothing sent" in str(e)
+        assert len([m for m in awake.moves() if m["names"][0] == "LShoulderPitch"]) == before
+    awake.wait_still(list(left.names))
+    q_left = awake.motion.getAngles(list(left.names), True)
+    body = posture_body(None, (right, awake.motion.getAngles(list(right.names), True)))
+    assert clearance(left, q_left, body).distance >= STUB_MARGIN
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_a_path_into_the_torso_is_refused_or_followed_along_it(awake, arm):
+    """trackPath toward the chest's middle: planned whole, the path is refused before anything moves (the points
+    the body leaves unreachable, the jump named); allowed jumps, the hand follows the body's margin (until the
+    stream's own check stops it), never inside, never across the middle, and the robot's protection stops
+    nothing."""
+    s = 1.0 if arm == "LArm" else -1.0
+    path = [[0.09, float(s * y), 0.05] for y in np.linspace(0.16, -0.02, 25)]
+    names = list(arm_model(arm).names)
+    awake.ik.setSpeed(1.0)
+    awake.ik.reachToWithArm(arm, *path[0], "analytic")
+    awake.wait_still(names)
+    sent = len(awake.moves())
+    with pytest.raises(RuntimeError, match="point unreachable.*allow jumps"):
+        awake.ik.trackPath(arm, path, "analytic")
+    assert len(awake.moves()) == sent
+    r = awake.ik.trackPathWithOptions(arm, path, {"allowJumps": True})
+    awake.wait_still(names)
+    assert r["planned"] and r["jumps"] and r["sent"] >= 1, r
+    assert r["sent"] == len(path) or r["stopped"].startswith(("collision", "motion")), r
+    assert awake.stub.getCollisionStops() == []
+    hands = forward_batch(arm_model(arm), np.array(r["angles"]))
+    assert np.all(s * hands[:, 1] > 0.0)  # never across the middle
+    assert not r["completed"]
+    assert clearance_batch(arm_model(arm), np.array(r["angles"]))[0].min() >= 0.010 - 1e-9
+    # Slowed at its jumps: each jump sent like a reach once the arm is at the point before it, then waited for.
+    awake.ik.reachToWithArm(arm, *path[0], "analytic")
+    awake.wait_still(names)
+    slow = awake.ik.trackPathWithOptions(arm, path, {"allowJumps": True, "slowAtJumps": True})
+    awake.wait_still(names)
+    assert slow["slowed"] and set(slow["slowed"]) <= {j for j, _ in slow["jumps"]}, slow
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_poses_through_the_body_are_not_reached(arm):
+    """Full poses of random configurations: an answer within the body's margin is never `reached`; the poses of
+    configurations inside it are answered with the part's name."""
+    model = arm_model(arm)
+    q = random_configurations(model, 600, np.random.default_rng(21), 0.0)
+    q[:, 4] = np.random.default_rng(22).uniform(model.lower[4], model.upper[4], len(q))
+    dist, _ = clearance_batch(model, q)
+    inside = 0
+    for x, d in zip(q, dist):
+        sol = nao_ik.solve_pose(nao_ik.forward_pose(x, arm), arm, 63)
+        gap = clearance(model, sol.angles, model.body).distance
+        assert not sol.reached or gap >= 0.010 - 1e-9
+        if d < -0.01:  # deep inside: no clear configuration has this pose
+            inside += 1
+            assert not sol.reached and sol.reason.startswith("collision: ")
+    assert inside >= 10
+
+
+@pytest.mark.parametrize("speed", [0.2, 0.05])
+def test_a_path_from_behind_the_torso_goes_around_it(awake, speed):
+    """From behind the torso, a path whose first point is the swung-out posture a reach would use and whose
+    second is in front of the chest: the first point is reached like a reach and waited for, so the arm never
+    heads for the second from behind the torso. The robot's protection stops nothing."""
+    m = arm_model("LArm")
+    names = list(m.names)
+    _put(awake, names, CROSSING_START)
+    sol = nao_ik.solve(CROSSING_TARGET, m, initial=CROSSING_START)
+    first = plan(m, CROSSING_START, sol.angles, 1.0).commands[0]
+    path = [nao_ik.forward(first, "LArm").tolist(), CROSSING_TARGET]
+    r = awake.ik.trackPathWithSpeed("LArm", path, "analytic", speed)
+    awake.wait_still(names, timeout=60)
+    assert r["completed"] or r["stopped"].startswith(("collision", "motion")), r
+    assert r["sent"] >= 1, r  # the way around was taken, not merely refused
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+def test_two_arms_sent_at_once_toward_one_point_do_not_meet(awake):
+    """Both arms out to the sides, then the right hand and at once the left hand sent to the same point in front
+    of the chest: the second is refused or stopped on its way, and along the whole motion (sensed every cycle) the
+    arms keep the stub's margin from each other, measured on the stub's own shapes of the arms (the robot's)."""
+    left, right = arm_model("LArm"), arm_model("RArm")
+    for arm, y in (("LArm", 0.15), ("RArm", -0.15)):
+        awake.ik.reachToWithArm(arm, 0.10, y, 0.0, "")
+    awake.wait_still(list(left.names) + list(right.names))
+    answers, closest = [], []
+
+    def sample():
+        while len(answers) < 2:
+            q = awake.motion.getAngles(list(left.names) + list(right.names), True)
+            closest.append(arms_gap(q[:5], q[5:]))
+            time.sleep(CYCLE)
+
+    import threading
+
+    watcher = threading.Thread(target=sample)
+    watcher.start()
+    futures = [awake.ik.reachToWithArm(arm, 0.12, 0.0, 0.05, "", _async=True) for arm in ("RArm", "LArm")]
+    for f in futures:
+        try:
+            answers.append(f.value(20000))
+        except RuntimeError as e:
+            answers.append(str(e))
+    watcher.join()
+    assert any(isinstance(a, dict) and a["moved"] for a in answers), answers  # an arm did go there
+    awake.wait_still(list(left.names) + list(right.names))
+    q = awake.motion.getAngles(list(left.names) + list(right.names), True)
+    closest.append(arms_gap(q[:5], q[5:]))
+    assert min(closest) >= STUB_MARGIN, (min(closest), answers)
+    assert clearance(left, q[:5], arm_capsules(right, q[5:])).distance >= 0.0  # nor do the library's (thicker) shapes
+    assert awake.stub.getCollisionStops() == []
+
+
+def test_a_sagging_arm_arrives_at_its_swung_out_posture(awake):
+    """Under load a real joint rests short of its command (Smart Stiffness): the stub's sag puts each sensed
+    angle 15-30 mrad off. The sequence still goes on at each via (the next leg checked from where the arm
+    stopped), where a 10 mrad arrival test waited out the call's budget."""
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    awake.stub._configure(sag=0.03)
+    awake.ik.setSpeed(1.0)
+    t0 = time.monotonic()
+    r = awake.ik.reachToWithArm("LArm", *CROSSING_TARGET, "analytic")
+    assert r["reached"] and r["commands"] >= 2 and r["reason"] == ""
+    assert time.monotonic() - t0 < 3.0
+    time.sleep(1.0)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+    assert np.allclose(awake.motion.getAngles(names, False), r["angles"], atol=1e-9)
+
+
+def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protection(mocker):
+    """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
+    "collision" - the answer says the robot's protection stopped it, not that time ran out."""
+    from nao_ik.service.engine import ROBOT_PROTECTION, Engine, RobotProtection
+
+    ik = Engine.__new__(Engine)
+    ik.sensed = mocker.Mock()
+    ik.sensed.read.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0)
+    ik.motion = mocker.Mock(timeout=1.0)
+    ik.motion.call.return_value = "collision"
+    with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
+    ik.motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
+    ik.motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
+    with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)
