@@ -47,7 +47,7 @@ from __future__ import division
 
 import math
 
-from .swivel import SLACK, arm, circle
+from .swivel import SLACK, arm, circle, shoulder
 
 try:  # the type comments' names (typing is not in every Python 2.7)
     from typing import Any, List, Optional, Sequence, Tuple  # noqa: F401
@@ -328,7 +328,7 @@ def _judge(k, c, phis, needs):
     is compared as that margin's own term (min(...) >= -SLACK is every term's
     >= -SLACK), and a swivel stops as soon as both branches are decided.
     """
-    cos, sin, sqrt, asin, acos, atan2 = math.cos, math.sin, math.sqrt, math.asin, math.acos, math.atan2
+    cos, sin, sqrt, acos, atan2 = math.cos, math.sin, math.sqrt, math.acos, math.atan2
     a0, a1, a2 = c.an
     u0, u1, u2 = c.ru
     w0, w1, w2 = c.rv
@@ -344,27 +344,13 @@ def _judge(k, c, phis, needs):
     for i in range(n):
         phi, m = phis[i], needs[i]
         cph, sph = cos(phi), sin(phi)
-        v1 = a1 + cph * u1 + sph * w1
-        # ShoulderRoll (recovery.shoulder_solution); |E - S| = L1 on the circle.
-        sa = v1 * il1
-        if sa < -1.0 or sa > 1.0:
-            sa = -1.0 if sa < 0.0 else 1.0
-        q2 = asin(sa) - p
-        if q2 - lr < neg or hr - q2 < neg:
-            continue
         v0 = a0 + cph * u0 + sph * w0
+        v1 = a1 + cph * u1 + sph * w1
         v2 = a2 + cph * u2 + sph * w2
-        q1 = atan2(-v2, v0)
-        if q1 - lp < neg or hp - q1 < neg:
+        q1, q2, c1, s1, c2, s2 = shoulder(v0, v1, v2, il1, p, cp, sp)
+        if q2 - lr < neg or hr - q2 < neg or q1 - lp < neg or hp - q1 < neg:
             continue
         # Elbow (recovery.elbow_angles): g = (Ry(q1) Rz(q2))^T (H - E); |g| = |f| on the circle.
-        rho = sqrt(v0 * v0 + v2 * v2)
-        ca = sqrt(1.0 - sa * sa)
-        c2, s2 = ca * cp + sa * sp, sa * cp - ca * sp
-        if rho < 1e-300:
-            c1, s1 = 1.0, 0.0
-        else:
-            c1, s1 = v0 / rho, -v2 / rho
         g0, g1, g2 = h0 - v0, h1 - v1, h2 - v2
         t0 = c1 * g0 - s1 * g2
         cosine = (c2 * t0 + s2 * g1) * irf

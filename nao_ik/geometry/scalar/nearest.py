@@ -29,6 +29,7 @@ import math
 from .intervals import boundary_swivels, circle_intervals, faster_arcs, fold_swivels
 from .swivel import FREE, INF, SLACK, arm, circle, elbow_point, hand_point, swivel_angle
 from .swivel import second_branch as _second_branch
+from .swivel import shoulder as _shoulder
 
 try:  # the type comments' names (typing is not in every Python 2.7)
     from typing import Any, Callable, List, Optional, Sequence, Tuple  # noqa: F401
@@ -91,7 +92,7 @@ BEAT_ROUNDS = 4
 _PI = math.pi
 _TWO_PI = 2.0 * math.pi
 _NEG = -SLACK
-_cos, _sin, _sqrt, _asin, _acos, _atan2 = math.cos, math.sin, math.sqrt, math.asin, math.acos, math.atan2
+_cos, _sin, _sqrt, _acos, _atan2 = math.cos, math.sin, math.sqrt, math.acos, math.atan2
 
 
 def _gap(a, b):
@@ -168,18 +169,7 @@ class Search(object):
         v0 = a0 + cph * u0 + sph * b0
         v1 = a1 + cph * u1 + sph * b1
         v2 = a2 + cph * u2 + sph * b2
-        rho = _sqrt(v0 * v0 + v2 * v2)
-        sa = v1 * il1
-        if sa < -1.0 or sa > 1.0:
-            sa = -1.0 if sa < 0.0 else 1.0
-        q2 = _asin(sa) - p
-        q1 = _atan2(-v2, v0)
-        ca = _sqrt(1.0 - sa * sa)
-        c2, s2 = ca * cp + sa * sp, sa * cp - ca * sp
-        if rho < 1e-300:
-            c1, s1 = 1.0, 0.0
-        else:
-            c1, s1 = v0 / rho, -v2 / rho
+        q1, q2, c1, s1, c2, s2 = _shoulder(v0, v1, v2, il1, p, cp, sp)
         g0, g1, g2 = h0 - v0, h1 - v1, h2 - v2
         gt = c1 * g0 - s1 * g2
         cosine = (c2 * gt + s2 * g1) * irf

@@ -162,6 +162,28 @@ def circle(k, t, wrist):
     return c
 
 
+def shoulder(v0, v1, v2, il1, p, cp, sp):
+    # type: (float, float, float, float, float, float, float) -> Tuple[float, float, float, float, float, float]
+    """ShoulderPitch and ShoulderRoll that point the upper arm at an elbow on its circle, v = E - S with |v| = L1
+    = 1 / ``il1``, and their cosines and sines (:func:`nao_ik.geometry.recovery.shoulder_solution`'s formula,
+    for one posture: q1 = atan2(-v_z, v_x), q2 = asin(v_y / L1) - p, ``p``, ``cp``, ``sp`` the elbow offset's
+    angle and its cosine and sine).
+
+    Returns:
+        (q1, q2, cos q1, sin q1, cos q2, sin q2).
+    """
+    rho = math.sqrt(v0 * v0 + v2 * v2)
+    sa = v1 * il1
+    if sa < -1.0 or sa > 1.0:
+        sa = -1.0 if sa < 0.0 else 1.0
+    q2 = math.asin(sa) - p
+    q1 = math.atan2(-v2, v0)
+    ca = math.sqrt(1.0 - sa * sa)
+    if rho < 1e-300:
+        return q1, q2, 1.0, 0.0, ca * cp + sa * sp, sa * cp - ca * sp
+    return q1, q2, v0 / rho, -v2 / rho, ca * cp + sa * sp, sa * cp - ca * sp
+
+
 def configurations(k, c, phi):
     # type: (Arm, Circle, float) -> Tuple[float, float, float, float, float, float, float]
     """Both ElbowRoll branches' configurations at swivel ``phi`` (unclamped).
@@ -176,19 +198,7 @@ def configurations(k, c, phi):
     v0 = an[0] + cph * ru[0] + sph * rv[0]
     v1 = an[1] + cph * ru[1] + sph * rv[1]
     v2 = an[2] + cph * ru[2] + sph * rv[2]
-    # Shoulder (recovery.shoulder_solution); |E - S| = L1 on the circle.
-    rho = math.sqrt(v0 * v0 + v2 * v2)
-    sa = v1 * k.il1
-    if sa < -1.0 or sa > 1.0:
-        sa = -1.0 if sa < 0.0 else 1.0
-    q2 = math.asin(sa) - k.p
-    q1 = math.atan2(-v2, v0)
-    ca = math.sqrt(1.0 - sa * sa)
-    c2, s2 = ca * k.cp + sa * k.sp, sa * k.cp - ca * k.sp
-    if rho < 1e-300:
-        c1, s1 = 1.0, 0.0
-    else:
-        c1, s1 = v0 / rho, -v2 / rho
+    q1, q2, c1, s1, c2, s2 = shoulder(v0, v1, v2, k.il1, k.p, k.cp, k.sp)
     # Elbow (recovery.elbow_angles): g = (Ry(q1) Rz(q2))^T (H - E); |g| = |f| on the circle.
     h = c.hs
     w0, w1, w2 = h[0] - v0, h[1] - v1, h[2] - v2
