@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
 from typing import Iterator, Sequence
 
@@ -41,10 +42,21 @@ QI_COMMANDS = {"demo", "sim", "view", "serve", "reach", "check", "install-packag
 
 def need_qi() -> None:
     """Exit with a clear message where libqi (the 'qi' package) is missing: it has wheels for CPython 3.8-3.12 on
-    Linux x86_64 only, so pip installs nao-ik elsewhere without it (the library runs; the service does not)."""
+    Linux x86_64 only, so pip installs nao-ik elsewhere without it (the library runs; the service does not).
+
+    Importing libqi takes a second or more on a busy machine: a Ctrl-C or SIGTERM meanwhile is a stop request, and
+    the command stops there with status 0 (nothing started yet), as it does once running.
+    """
+    stops: list[int] = []
+    handlers = {}
+    with contextlib.suppress(ValueError):  # not the main thread: signals stay as they are
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            handlers[signum] = signal.signal(signum, lambda n, _frame: stops.append(n))
     try:
         import qi  # noqa: F401
     except ImportError:
+        if stops:
+            sys.exit(0)
         import platform
 
         v = sys.version_info
@@ -53,6 +65,11 @@ def need_qi() -> None:
             f"x86_64; this is Python {v.major}.{v.minor} on {platform.system()} {platform.machine()}. Install nao-ik "
             "with Python 3.12 or older (make PYTHON=python3.12 ...); the library (import nao_ik) runs without it."
         )
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    if stops:
+        sys.exit(0)
 
 
 def quiet_qi(level: str = "WARNING") -> None:
