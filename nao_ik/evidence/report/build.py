@@ -102,6 +102,7 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
         if ik
         else "ikpy is not installed (`pip install .[compare]`), so it is missing from the tables"
     )
+    which_shapes = "all" if size.path_every == 1 else f"every {size.path_every}th"
     command = "`nao-ik report --quick`" if quick else "`nao-ik report --out docs/report` (`make report`)"
     sections.append(f"""# nao-ik report{" (quick)" if quick else ""}
 
@@ -412,8 +413,8 @@ the same functions, here on {size.body_targets} benchmark targets per arm (seed 
 The real robot's figures were measured from {report_body.REAL_SOURCE} (FRAME_TORSO, millimetres, the left arm;
 kept with their source in `nao_ik/evidence/report/body.py`); the model's are computed from
 `arm_model("LArm").body` and the arm's links in this run (a surface: the farthest point inside a body capsule
-along the axis, for every millimetre of z in the band). The model is larger than the robot where the arm must
-not go and follows it where the arm must move freely (the chest in front of the shoulders):
+along the axis, for every millimetre of z in the band). Where the two differ, the source notes above give the
+reason for the model's figure:
 
 {body["real"]}
 
@@ -430,8 +431,8 @@ library's body model and by the simulated robot's own shapes.
 ## Paths: greedy per step against the whole-path plan
 
 `nao-ik bench --paths`'s table (`nao_ik.evidence.path_bench.compare`), here on the left arm with
-{size.path_lines} joint-space lines and {body["path shapes"]} of its Cartesian shapes (every
-{size.path_every}{"st" if size.path_every == 1 else "th"} of `path_bench.shapes`). Greedy: each point solved by the
+{size.path_lines} joint-space lines and {body["path shapes"]} of its Cartesian shapes ({which_shapes} of
+`path_bench.shapes`). Greedy: each point solved by the
 method from the previous answer, as point-by-point tracking does; planned: `nao_ik.plan_path`, which `trackPath`
 runs on a known path, planning it whole. A jump (`nao_ik.recipes.path_plan.jumps`) is a step larger than
 {SMOOTH} rad that no chain of configurations along the hand's segment joins (links of at most {SMOOTH} rad, in the

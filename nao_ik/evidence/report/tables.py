@@ -272,7 +272,7 @@ def evidence(targets: np.ndarray, size: Size, out: Path, seed: int, step: Callab
     ev["peers missing"] = (
         f"Missing here (not installed or not importable; `pip install .[compare]`): {', '.join(missing)}."
         if missing
-        else "Both peers ran."
+        else "Every peer ran."
     )
     step("Oyama & Tachi at NAO's scale")
     ot = report_ot.measure(size.ot_targets, size.ot_paths, size.ot_trials, seed + 11)
