@@ -43,8 +43,15 @@ def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, 
         out: where to print.
         single: targets timed as single solves for the cost.
     """
+    print_through(targets, seed, alternatives, out)
+    print_unreachable(arms, targets, seed, out)
+    print_cost(arms, targets, seed, out, single)
+
+
+def print_through(targets: int, seed: int, alternatives: int, out=sys.stdout) -> None:
+    """Part 1: ikpy's and the ALMotion-style pseudoinverse's answers through the body."""
     from .alternatives import ALMOTION, ARM, IKPY, almotion_pinv, ikpy_arm
-    from .protocol import interleaved_times, sample_targets
+    from .protocol import sample_targets
 
     print(file=out)
     print("Through the body: answers whose links overlap NAO's body (nao_ik.model.body), from the neutral posture; "
@@ -67,6 +74,11 @@ def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, 
     if ik is None:
         print("(ikpy is not installed: `pip install .[compare]`)", file=out)
 
+
+def print_unreachable(arms: Sequence[str], targets: int, seed: int, out=sys.stdout) -> None:
+    """Part 2: per body part, the benchmark targets only configurations through the body reach."""
+    from .protocol import sample_targets
+
     print(file=out)
     print(f"Unreachable without collision: of {targets} benchmark targets per arm, those analytic answers "
           "reached: false with reason collision: <part>.", file=out)  # fmt: skip
@@ -78,6 +90,11 @@ def print_body(arms: Sequence[str], targets: int, seed: int, alternatives: int, 
         counts = Counter(r[len("collision: ") :] for r in b.reason if r.startswith("collision: "))
         print(f"| {arm} | " + " | ".join(str(counts.get(p, 0)) for p in PARTS) + f" | {sum(counts.values())} |",
               file=out, flush=True)  # fmt: skip
+
+
+def print_cost(arms: Sequence[str], targets: int, seed: int, out=sys.stdout, single: int = 300) -> None:
+    """Part 3: the body check's cost on ``analytic`` (single solves, batch, tracking steps)."""
+    from .protocol import interleaved_times, sample_targets
 
     print(file=out)
     print("The body check's cost on analytic (with the body / body=(), taking turns in one run): single solves "

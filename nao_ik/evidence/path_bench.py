@@ -90,8 +90,8 @@ def _row(name: str, kind: str, arm: str, runs: list) -> str:
     return f"| {kind} | {arm} | {name} | {steps} | {over} | {jumped} | {worst:.3f} | {ms:.1f} ms |"
 
 
-def compare(arms: Sequence[str], methods: Sequence[str], lines: int, out=sys.stdout) -> None:
-    """The greedy-against-planned table."""
+def compare(arms: Sequence[str], methods: Sequence[str], lines: int, out=sys.stdout, every: int = 1) -> None:
+    """The greedy-against-planned table (of the Cartesian shapes, every ``every``-th of :func:`shapes`)."""
     print("| paths | arm | rule | steps | beyond the line's step + 0.05 | jumps | worst step (rad) | median per path |",
           file=out)  # fmt: skip
     print("|---|---|---|---|---|---|---|---|", file=out, flush=True)
@@ -99,7 +99,7 @@ def compare(arms: Sequence[str], methods: Sequence[str], lines: int, out=sys.std
         bodiless = arm_model(arm).bodiless()
         paths = joint_paths(arm, lines, seed=11 + i)
         model = arm_model(arm)
-        cart = shapes(arm)
+        cart = shapes(arm)[::every]
         sets = [
             (f"{lines} joint-space lines, limits alone", bodiless,
              [(forward_batch(bodiless, p), p[0], float(np.abs(np.diff(p, axis=0)).max()) + SLACK) for p in paths]),

@@ -1,18 +1,26 @@
-"""The strongest peers on the same targets in the same run: TRAC-IK (``pytracik``) and pinocchio (``pin``).
+"""The strongest peers on the same targets in the same run, like for like: TRAC-IK (``pytracik``) beside
+nao-ik's ``solve_pose`` on the same 6-D poses; pinocchio (``pin``) and ikpy beside nao-ik's ``solve`` on the same
+positions.
 
-Both load the URDF nao-ik ships (``nao_ik/data/naoV50_arms.urdf``, the arm's
-joints of ros-naoqi's naoV50.urdf). They are optional (the ``compare``
+The peers load the URDF nao-ik ships (``nao_ik/data/naoV50_arms.urdf``, the
+arm's joints of ros-naoqi's naoV50.urdf). They are optional (the ``compare``
 extra); a peer that does not import is reported missing.
 
 - pinocchio: its damped least squares (the CLIK loop of pinocchio's
   documentation) on the hand position only, the four position joints
   (WristYaw held, like nao-ik), clamped to the URDF's limits every step, from
-  the neutral posture. The same problem as nao-ik's.
+  the neutral posture. The same problem as nao-ik's ``solve``.
+- ikpy: its own solver on the position, the four position joints
+  (:class:`nao_ik.evidence.alternatives.IkpyArm`).
 - TRAC-IK: the full 6-D pose (position and orientation) of torso ->
   l_gripper of the random configuration that made each target, all six
-  joints of the chain free, seeded with the neutral posture. A different,
-  harder-constrained problem (pose, not position): its success is judged on
-  the position like everyone's, and on the pose by its own flag.
+  joints of the chain free, seeded with the neutral posture. nao-ik's
+  ``solve_pose`` (axisMask 63) gets the same poses (its hand frame is the
+  URDF's l_gripper).
+
+Every answer is judged by nao-ik's forward kinematics: the position within the
+tolerance, and for a pose also the orientation within ``solve_pose``'s
+default (0.1 degree); TRAC-IK's own pose flag is reported beside it.
 """
 
 from __future__ import annotations
@@ -23,7 +31,9 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ...api.pose import DEFAULT_ROTATION_TOLERANCE, forward_pose, solve_pose
 from ...kinematics.chain import forward_batch
+from ...kinematics.hand_pose import rotation_from_angles
 from ...model.arm import arm_model
 from ...nn.networks import DATA_DIR
 
@@ -34,6 +44,8 @@ PIN_IT_MAX = 100
 #: TRAC-IK's own settings: timeout (s) and pose epsilon, the defaults of trac_ik_python.
 TRAC_TIMEOUT = 0.005
 TRAC_EPS = 1e-5
+#: The two problems of the table.
+POSITION, POSE = "position", "6-D pose"
 
 
 def arm_urdf(arm: str = ARM) -> str:
@@ -90,7 +102,7 @@ def pinocchio_peer(targets: np.ndarray) -> Peer | None:
             q[:4] = np.clip(q[:4] + dq, lo[:4], hi[:4])
         return q[:5]
 
-    return Peer("pinocchio DLS", pin.__version__, "position (same as nao-ik)", solve, None)
+    return Peer("pinocchio DLS", pin.__version__, POSITION, solve, None)
 
 
 def tracik_peer(configs: np.ndarray) -> Peer | None:
@@ -119,7 +131,17 @@ def tracik_peer(configs: np.ndarray) -> Peer | None:
         last["ok"] = bool(r[0] >= 0)
         return np.asarray(r[1:6]) if last["ok"] else np.full(5, np.nan)
 
-    return Peer("TRAC-IK", version("pytracik"), "6-D pose (position and orientation)", solve, lambda i: last["ok"])
+    return Peer("TRAC-IK", version("pytracik"), POSE, solve, lambda i: last["ok"])
+
+
+def ikpy_peer(targets: np.ndarray) -> Peer | None:
+    """ikpy on the arm's position, or None if ``ikpy`` does not import."""
+    from ..alternatives import IKPY, ikpy_arm
+
+    ik = ikpy_arm()
+    if ik is None:
+        return None
+    return Peer(IKPY, __import__("ikpy").__version__, POSITION, lambda i: ik.solve(targets[i]), None)
 
 
 def _pose(h: np.ndarray) -> np.ndarray:
@@ -147,7 +169,7 @@ class PeerRow(NamedTuple):
     name: str
     problem: str
     targets: int
-    success: float  # hand within the tolerance of the target position
+    success: float  # hand within the tolerance of the target position (a pose: and within 0.1 degree of its turn)
     pose_success: float | None  # TRAC-IK's own flag (pose within its epsilon)
     median_us: float
     p99_us: float
@@ -155,18 +177,34 @@ class PeerRow(NamedTuple):
     no_answer: int
 
 
-def peer_row(peer: Peer, targets: np.ndarray, times: np.ndarray, answers: np.ndarray, flags, tol: float) -> PeerRow:
-    """Judge a peer's answers like nao-ik's: FK of the angles against the target position."""
+def peer_row(peer: Peer, targets: np.ndarray, times: np.ndarray, answers: np.ndarray, flags, tol: float,
+             rotations: np.ndarray | None = None) -> PeerRow:  # fmt: skip
+    """Judge a peer's answers like nao-ik's: FK of the angles against the target position, and for a pose
+    (``rotations``: the targets' (N, 3, 3) hand rotations) the hand's turn within 0.1 degree too."""
     nao = arm_model(ARM)._replace(body=())
     finite = np.all(np.isfinite(answers), axis=1)
     err = np.full(len(targets), np.inf)
     err[finite] = np.linalg.norm(forward_batch(nao, answers[finite]) - targets[finite], axis=1)
+    if peer.problem == POSE:
+        turn = np.array([_turn(nao, q, r) if ok else np.inf for q, r, ok in zip(answers, rotations, finite)])
+        err[turn > DEFAULT_ROTATION_TOLERANCE] = np.inf
     lo, hi = np.asarray(nao.lower), np.asarray(nao.upper)
     oob = int(np.sum(finite & np.any((answers < lo - 1e-9) | (answers > hi + 1e-9), axis=1)))
     pose = None if flags is None else float(np.mean(flags))
     return PeerRow(peer.name, peer.problem, len(targets), float(np.mean(err <= tol)), pose,
                    float(np.median(times) * 1e6), float(np.percentile(times, 99) * 1e6), oob,
                    int(np.sum(~finite)))  # fmt: skip
+
+
+def _rotation(model, q: np.ndarray) -> np.ndarray:
+    """The hand's rotation matrix at ``q`` (nao-ik's forward kinematics)."""
+    return np.array(rotation_from_angles(*forward_pose(q.tolist(), model)[3:]), dtype=float).reshape(3, 3)
+
+
+def _turn(model, q: np.ndarray, target: np.ndarray) -> float:
+    """The angle (rad) between the hand's rotation at ``q`` and ``target``."""
+    c = (np.trace(_rotation(model, q).T @ target) - 1.0) / 2.0
+    return float(np.arccos(np.clip(c, -1.0, 1.0)))
 
 
 def time_peer(peer: Peer, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, list | None]:
@@ -183,56 +221,68 @@ def time_peer(peer: Peer, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return times, answers, flags
 
 
-#: nao-ik's methods set beside the peers (production variants, through ``nao_ik.solve``).
-NAO_METHODS = ("dls", "fabrik", "nn-refined")
+#: nao-ik's methods set beside the peers: ``solve`` on the positions, ``solve_pose`` on the poses.
+NAO_METHODS = ("analytic", "dls")
 
 
-def measure(targets: np.ndarray, configs: np.ndarray, tol: float, rounds: int = 10) -> tuple[list[PeerRow], list[str]]:
+def measure(targets: np.ndarray, configs: np.ndarray, tol: float, rounds: int = 10,
+            ikpy: int | None = None) -> tuple[list[PeerRow], list[str]]:  # fmt: skip
     """Peers and nao-ik on the same targets, taking turns over ``rounds`` slices of them.
 
     Args:
         targets: (N, 3) target positions (the hand of ``configs``).
-        configs: (N, 5) the configurations that made them (TRAC-IK gets their full pose).
+        configs: (N, 5) the configurations that made them (the pose solvers get their full pose).
         tol: success distance, metres.
+        ikpy: how many of the targets ikpy solves (the first ones of every slice; it is slow); default all.
 
     Returns:
-        The rows (nao-ik's first) and the names of the peers that are missing.
+        The rows (position first, then pose; nao-ik's first in each) and the names of the peers that are missing.
     """
     from ...api import position as api
 
-    peers = {"pinocchio DLS": pinocchio_peer(targets), "TRAC-IK": tracik_peer(configs)}
-    missing = [name for name, p in peers.items() if p is None]
     kin = arm_model(ARM)._replace(body=())  # like the peers: the kinematics alone, no body
-    nao = {m: Peer(f"nao-ik {m}", "", "position", lambda i, m=m: np.asarray(
+    poses = [forward_pose(q.tolist(), kin) for q in configs]
+    rotations = np.array([_rotation(kin, q) for q in configs]) if len(configs) else np.zeros((0, 3, 3))
+    position = {f"nao-ik {m}": Peer(f"nao-ik {m}", "", POSITION, lambda i, m=m: np.asarray(
         api.solve(targets[i].tolist(), kin, m, tolerance=tol).angles), None) for m in NAO_METHODS}  # fmt: skip
-    runners = {**nao, **{k: p for k, p in peers.items() if p is not None}}
+    pose = {f"nao-ik solve_pose {m}": Peer(f"nao-ik solve_pose {m}", "", POSE, lambda i, m=m: np.asarray(
+        solve_pose(poses[i], kin, method=m, tolerance=tol).angles), None) for m in NAO_METHODS}  # fmt: skip
+    peers = {"pinocchio DLS": pinocchio_peer(targets), "ikpy": ikpy_peer(targets), "TRAC-IK": tracik_peer(configs)}
+    missing = [name for name, p in peers.items() if p is None]
+    runners = {**position, **{k: p for k, p in peers.items() if p is not None and p.problem == POSITION}, **pose,
+               **{k: p for k, p in peers.items() if p is not None and p.problem == POSE}}  # fmt: skip
     n = len(targets)
-    times = {k: np.empty(n) for k in runners}
-    answers = {k: np.empty((n, 5)) for k in runners}
-    flags = {k: [] for k in runners}
     bounds = np.linspace(0, n, rounds + 1).astype(int)
+    share = None if ikpy is None or ikpy >= n else max(1, -(-ikpy // rounds))
+    done = {k: [] for k in runners}  # per runner: (indices, times, answers, flags) of every slice
     for a, b in zip(bounds[:-1], bounds[1:]):
         for k, p in runners.items():
-            t, ans, fl = time_peer(p, np.arange(a, b))
-            times[k][a:b], answers[k][a:b] = t, ans
-            if fl is not None:
-                flags[k] += fl
-    rows = [peer_row(p, targets, times[k], answers[k], flags[k] if p.pose_ok else None, tol)
-            for k, p in runners.items()]  # fmt: skip
+            idx = np.arange(a, b if k != "ikpy" or share is None else min(b, a + share))
+            done[k].append((idx, *time_peer(p, idx)))
+    rows = []
+    for k, p in runners.items():
+        idx = np.concatenate([d[0] for d in done[k]])
+        times = np.concatenate([d[1] for d in done[k]])
+        answers = np.concatenate([d[2] for d in done[k]])
+        flags = [f for d in done[k] for f in d[3]] if p.pose_ok else None
+        rows.append(peer_row(p, targets[idx], times, answers, flags, tol, rotations[idx]))
     return rows, missing
 
 
-def table(rows: list[PeerRow], tol_mm: float, reference: str = "nao-ik dls") -> str:
-    """The peer table: success, median and p99 time, out-of-limit answers, and the speed ratio."""
-    ref = next(r for r in rows if r.name == reference)
+def table(rows: list[PeerRow], tol_mm: float) -> str:
+    """The peer table: success, median and p99 time, out-of-limit answers, and each solver's time over nao-ik
+    ``analytic``'s on the same problem (``solve`` on positions, ``solve_pose`` on poses)."""
+    ref = {r.problem: r for r in reversed(rows) if r.name in ("nao-ik analytic", "nao-ik solve_pose analytic")}
     lines = [
-        f"| solver | problem | targets | success ({tol_mm:g} mm, position) | pose success (its own test) | "
-        f"median time | p99 time | out-of-limit answers | no answer | time / {reference}'s |",
+        f"| solver | problem | targets | success ({tol_mm:g} mm; a pose also 0.1°) | pose success (its own test) | "
+        "median time | p99 time | out-of-limit answers | no answer | time / nao-ik analytic's (same problem) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         pose = "" if r.pose_success is None else f"{100 * r.pose_success:.2f} %"
-        lines.append(f"| {r.name} | {r.problem} | {r.targets} | {100 * r.success:.2f} % | {pose} | "
-                     f"{r.median_us:,.0f} µs | {r.p99_us:,.0f} µs | {r.out_of_limits} | {r.no_answer} | "
-                     f"{r.median_us / ref.median_us:.2f} x |")  # fmt: skip
+        ratio = f"{r.median_us / ref[r.problem].median_us:.2f} x" if r.problem in ref else "n/a"
+        lines.append(
+            f"| {r.name} | {r.problem} | {r.targets} | {100 * r.success:.2f} % | {pose} | "
+            f"{r.median_us:,.1f} µs | {r.p99_us:,.0f} µs | {r.out_of_limits} | {r.no_answer} | {ratio} |"
+        )
     return "\n".join(lines)

@@ -30,6 +30,13 @@ class Size(NamedTuple):
     kt_epochs: int  # and the cell networks' training steps
     ot_track: int  # Oyama & Tachi: learning paths of the learning-during-tracking run
     ot_fm: int  # configurations the learned forward model (expert selection) learns from
+    body_targets: int  # the body: benchmark targets per arm (answers through the body, targets only it reaches)
+    body_alternatives: int  # of those, solved by ikpy and the ALMotion-style pseudoinverse
+    body_single: int  # the check's cost: single solves per arm,
+    body_rounds: int  # and reachTo round trips over qi
+    profile_pairs: int  # the motion profiles: random pairs of clear postures
+    path_lines: int  # paths: joint-space lines,
+    path_every: int  # and every path_every-th Cartesian shape of nao_ik.evidence.path_bench.shapes
 
 
 FULL = Size(
@@ -54,6 +61,13 @@ FULL = Size(
     kt_epochs=1500,
     ot_track=4000,
     ot_fm=100_000,
+    body_targets=10_000,
+    body_alternatives=200,
+    body_single=1000,
+    body_rounds=300,
+    profile_pairs=2000,
+    path_lines=30,
+    path_every=1,
 )
 QUICK = Size(
     targets=200,
@@ -77,4 +91,11 @@ QUICK = Size(
     kt_epochs=200,
     ot_track=60,
     ot_fm=3000,
+    body_targets=200,
+    body_alternatives=10,
+    body_single=50,
+    body_rounds=20,
+    profile_pairs=100,
+    path_lines=2,
+    path_every=9,
 )

@@ -31,8 +31,8 @@ from .size import FULL, Size
 #: The paper's problem is the arm's kinematics alone (ikpy and the pseudoinverse know no body): nao-ik's
 #: methods run here without the body; `nao-ik bench` counts answers through it.
 KINEMATICS = arm_model(ARM)._replace(body=())
-OURS = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined", "nn-modular",
-        "cells"]  # fmt: skip
+OURS = ["analytic", "fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-paper", "nn", "nn-refined",
+        "nn-modular", "cells"]  # fmt: skip
 ITERATIVE = ["fabrik", "jacobian-transpose", "jacobian-pinv", "dls", "sdls", "nn-refined", "nn-modular"]
 
 #: Table 1 of Poddighe (2013): method -> (ms per solve, mean iterations, std of iterations).
@@ -267,12 +267,12 @@ def evidence(targets: np.ndarray, size: Size, out: Path, seed: int, step: Callab
     step("peers")
     model = arm_model(ARM)
     configs = random_configurations(model, size.peers, np.random.default_rng(seed), model.neutral[4])
-    peer_rows, missing = report_peers.measure(forward_batch(model, configs), configs, 1e-4)
+    peer_rows, missing = report_peers.measure(forward_batch(model, configs), configs, 1e-4, ikpy=size.ikpy)
     ev["peers"] = report_peers.table(peer_rows, 0.1)
     ev["peers missing"] = (
         f"Missing here (not installed or not importable; `pip install .[compare]`): {', '.join(missing)}."
         if missing
-        else "Both peers ran."
+        else "Every peer ran."
     )
     step("Oyama & Tachi at NAO's scale")
     ot = report_ot.measure(size.ot_targets, size.ot_paths, size.ot_trials, seed + 11)

@@ -49,21 +49,60 @@ def test_quick_report_writes_its_sections_and_figures(quick):
         "## Figure 3 of the paper, down to tolerance 0",
         "## Section 5.3 of the paper, checked",
         "## Table 2 of the paper",
-        "## Peers: TRAC-IK and pinocchio",
+        "## Peers: TRAC-IK, pinocchio and ikpy",
         "## Oyama & Tachi at NAO's scale",
         "## Kim & Tarokh: the on-line time of the lookup alone",
         "## Kim & Tarokh: the whole posture (eq. 7) and the network cells (eqs. 8-12)",
         "## What could not be reproduced",
         "## Where each method fails",
         "## Continuity along paths",
+        "## The body",
+        "### What the check costs",
+        "### The body model",
+        "#### The body model against the real robot's measured shape",
+        "## The motion profiles",
+        "### Moves entering the body under each profile, before and after",
+        "## Paths: greedy per step against the whole-path plan",
     ]
+    found = [line for line in text.splitlines() if line.startswith("## ")]
+    expected = [h for h in headings if h.startswith("## ")]
+    assert len(found) == len(expected) and all(f.startswith(h) for f, h in zip(found, expected)), found  # in order
     for heading in headings:
         assert heading in text, heading
     for png in ("figure3.png", "workspace.png", "planar.png"):
         data = (out / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert "machine:" in text and "cores" in text
-    assert "{" not in text.split("## Table 2")[0]  # every placeholder filled
+    assert "{" not in text.split("## Table 2")[0] and "{" not in text.split("## Kim & Tarokh: the on-line")[1]
+    assert "`nao-ik report --quick`" in text.splitlines()[2]  # the command that made every figure
+
+
+def test_headline_has_every_production_method_analytic_first(quick):
+    from nao_ik import METHODS
+    from nao_ik.solvers import ALIASES
+
+    _, text = quick
+    rows = [r for r in _rows(_section(text, "## Headline", "## Table 1 of the paper")) if r[0] != "method"]
+    names = [r[0] for r in rows]
+    production = [m for m in METHODS if m not in ALIASES]
+    assert names[0] == "analytic" and set(production) <= set(names)
+    assert all(r[6].replace(",", "").isdigit() for r in rows if r[0] in production)  # batch targets/s, with the body
+
+
+def test_body_profiles_and_paths_sections_have_their_tables(quick):
+    from nao_ik.evidence.report.body import REAL_SHAPE
+
+    _, text = quick
+    body = text.split("\n## The body\n")[1].split("## The motion profiles")[0]
+    assert "| arm | torso | head | hips | thighs | total |" in body and "| LArm | ALMotion-style pinv |" in body
+    assert len([r for r in _rows(body.split("#### The body model against")[1]) if r[0] != "part"]) == len(REAL_SHAPE)
+    profiles = _section(text, "## The motion profiles", "## Paths")
+    assert sum(r[0] in ("linear", "smooth", "synchronised") for r in _rows(profiles)) == 3 * 3 * 2
+    paths = text.split("## Paths: greedy per step")[1]
+    rules = [r[2] for r in _rows(paths) if r[0] != "paths"]
+    assert rules.count("planned") == 2 and "greedy analytic" in rules
+    continuity = _section(text, "## Continuity along paths", "\n## The body\n")
+    assert "use `dls` or `fabrik`" not in continuity and "nao_ik.plan_path" in continuity
 
 
 def test_table1_has_each_algorithm_alone_beside_the_papers_row(quick):
@@ -118,13 +157,19 @@ def test_peers_are_measured_or_reported_missing(quick):
     _, text = quick
     part = _section(text, "## Peers", "## Oyama & Tachi")
     names = {r[0]: r for r in _rows(part)}
-    assert {"nao-ik dls", "nao-ik fabrik", "nao-ik nn-refined"} <= set(names)
-    for module, name in (("pinocchio", "pinocchio DLS"), ("pytracik", "TRAC-IK")):
+    ours = ["nao-ik analytic", "nao-ik dls", "nao-ik solve_pose analytic", "nao-ik solve_pose dls"]
+    assert set(ours) <= set(names)
+    assert names["nao-ik analytic"][1] == "position" and names["nao-ik solve_pose analytic"][1] == "6-D pose"
+    for module, name, problem in (("pinocchio", "pinocchio DLS", "position"), ("pytracik", "TRAC-IK", "6-D pose"),
+                                  ("ikpy", "ikpy", "position")):  # fmt: skip
         if importlib.util.find_spec(module):
-            assert name in names and names[name][2] == str(QUICK.peers)
+            assert name in names and names[name][1] == problem
+            assert names[name][2] == str(min(QUICK.peers, QUICK.ikpy) if name == "ikpy" else QUICK.peers)
         else:
             assert name in part.split("Missing here")[1]
-    assert names["nao-ik dls"][-1] == "1.00 x"
+    assert names["nao-ik analytic"][-1] == names["nao-ik solve_pose analytic"][-1] == "1.00 x"
+    assert names["nao-ik solve_pose analytic"][3] == "100.00 %"  # consistent poses: the closed form reaches them all
+    assert "cannot take an orientation" not in part and "NAOKinematics" in part
 
 
 def test_other_sections_have_their_figures(quick):
@@ -204,10 +249,15 @@ def test_a_peer_that_does_not_import_is_reported_missing(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pinocchio", None)  # import pinocchio now raises ImportError
     monkeypatch.setitem(sys.modules, "pytracik", None)
-    targets = np.array([[0.15, 0.12, 0.08], [0.12, 0.2, 0.1]])
-    rows, missing = report_peers.measure(targets, np.zeros((2, 5)), 1e-4, rounds=1)
-    assert missing == ["pinocchio DLS", "TRAC-IK"] and [r.name for r in rows] == [
-        "nao-ik dls", "nao-ik fabrik", "nao-ik nn-refined"]  # fmt: skip
+    monkeypatch.setitem(sys.modules, "ikpy", None)
+    monkeypatch.setitem(sys.modules, "ikpy.chain", None)
+    from nao_ik.kinematics.chain import forward_batch
+    from nao_ik.model.arm import arm_model
+
+    configs = np.array([arm_model("LArm").neutral, [0.3, 0.4, -1.0, -0.8, 0.0]])
+    rows, missing = report_peers.measure(forward_batch(arm_model("LArm"), configs), configs, 1e-4, rounds=1)
+    assert missing == ["pinocchio DLS", "ikpy", "TRAC-IK"] and [r.name for r in rows] == [
+        "nao-ik analytic", "nao-ik dls", "nao-ik solve_pose analytic", "nao-ik solve_pose dls"]  # fmt: skip
 
 
 def test_the_alone_variant_is_the_loop_alone():
