@@ -30,12 +30,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/nao-ik demo --view
 
-# The suite (under five minutes on 2 cores): three worker processes, since most tests wait on the
-# simulated robot's motions rather than compute (on 2 cores: 340 s with two, 282 s with three, the same
-# machine load); progress as it runs, the reliability figures at the end.
+# The suite (under five minutes on 2 cores): four worker processes, since most tests wait on the
+# simulated robot's motions rather than compute (on 2 cores, the same machine, back to back: 258 s with
+# three, 228 s with four); progress as it runs, the reliability figures at the end.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
-	$(BIN)/python -m pytest -n 3 --dist loadfile
+	$(BIN)/python -m pytest -n 4 --dist loadfile
 
 # The long variant of the reliability tests: 2000 examples per property, 60 reaches near the body per
 # motion profile, 20,000 hostile calls over qi (6,000 to the arm methods), the service's end-to-end and
