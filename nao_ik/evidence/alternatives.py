@@ -47,23 +47,28 @@ def almotion_pinv(
     return q, err, max_iter
 
 
+def arm_urdf(arm: str = ARM) -> str:
+    """The shipped URDF cut to one arm's joints, with the links URDF parsers need."""
+    src = ET.parse(DATA_DIR / "naoV50_arms.urdf").getroot()
+    robot = ET.Element("robot", {"name": "nao_" + arm})
+    links = set()
+    for j in src.findall("joint"):
+        if j.get("name").startswith(arm[0]):
+            robot.append(j)
+            links |= {j.find("parent").get("link"), j.find("child").get("link")}
+    for name in sorted(links):
+        ET.SubElement(robot, "link", {"name": name})
+    return ET.tostring(robot, encoding="unicode")
+
+
 class IkpyArm:
     """ikpy on the URDF nao-ik ships (the arm's joints only), or None without ikpy."""
 
     def __init__(self):
         from ikpy.chain import Chain
 
-        src = ET.parse(DATA_DIR / "naoV50_arms.urdf").getroot()
-        robot = ET.Element("robot", {"name": "nao_" + ARM})
-        links = set()
-        for j in src.findall("joint"):
-            if j.get("name").startswith(ARM[0]):
-                robot.append(j)
-                links |= {j.find("parent").get("link"), j.find("child").get("link")}
-        for name in sorted(links):
-            ET.SubElement(robot, "link", {"name": name})
         path = Path(os.environ.get("TMPDIR", "/tmp")) / f"nao_ik_{os.getpid()}_{ARM}.urdf"
-        path.write_text(ET.tostring(robot, encoding="unicode"))
+        path.write_text(arm_urdf(ARM))
         model = arm_model(ARM)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

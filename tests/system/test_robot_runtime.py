@@ -517,7 +517,7 @@ def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):
 HANGING = {"LArm": [1.4, 0.25, -1.2, -0.5, 0.0], "RArm": [1.4, -0.25, 1.2, 0.5, 0.0]}
 
 
-def _computed_at_neutral(installed, arm: str, *args) -> dict:
+def _computed_with_the_other_arm_hanging(installed, arm: str, *args) -> dict:
     """computeAngles with the arm still at neutral, the other hanging at its side (at neutral the other arm is in
     the way of a reach across the chest), once the runtime's own earlier commands have run out.
 
@@ -538,7 +538,7 @@ def _computed_at_neutral(installed, arm: str, *args) -> dict:
 
 def test_the_method_may_be_left_out_and_reach_to_takes_the_targets_side(installed):
     installed.motion.wakeUp()
-    right = _computed_at_neutral(installed, "RArm", 0.15, -0.12, 0.08)
+    right = _computed_with_the_other_arm_hanging(installed, "RArm", 0.15, -0.12, 0.08)
     assert right["method"] == "analytic" and right["reached"], right["reason"]
     got = installed.ik.reachTo(0.15, -0.12, 0.08)
     assert got["arm"] == "RArm" and got["reached"] and got["moved"]
@@ -558,7 +558,7 @@ def test_the_runtime_keeps_the_arm_out_of_the_head_where_the_head_is(installed):
     target = (0.12, 0.03, 0.20)
     try:
         _settle(installed, ["HeadYaw", "HeadPitch"], [0.0, 0.0])
-        got = _computed_at_neutral(installed, "LArm", *target, "analytic")
+        got = _computed_with_the_other_arm_hanging(installed, "LArm", *target, "analytic")
         assert got["reached"], got["reason"]
         _settle(installed, ["HeadYaw", "HeadPitch"], [0.0, 0.5])
         got = installed.ik.computeAngles("LArm", *target, "analytic")

@@ -26,7 +26,6 @@ default (0.1 degree); TRAC-IK's own pose flag is reported beside it.
 from __future__ import annotations
 
 import time
-import xml.etree.ElementTree as ET
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -35,7 +34,7 @@ from ...api.pose import DEFAULT_ROTATION_TOLERANCE, forward_pose, solve_pose
 from ...kinematics.chain import forward_batch
 from ...kinematics.hand_pose import rotation_from_angles
 from ...model.arm import arm_model
-from ...nn.networks import DATA_DIR
+from ..alternatives import arm_urdf
 
 ARM = "LArm"
 #: pinocchio's CLIK example: damping, step, iteration cap (position only, so full steps converge).
@@ -46,20 +45,6 @@ TRAC_TIMEOUT = 0.005
 TRAC_EPS = 1e-5
 #: The two problems of the table.
 POSITION, POSE = "position", "6-D pose"
-
-
-def arm_urdf(arm: str = ARM) -> str:
-    """The shipped URDF cut to one arm's joints, with the links URDF parsers need."""
-    src = ET.parse(DATA_DIR / "naoV50_arms.urdf").getroot()
-    robot = ET.Element("robot", {"name": "nao_" + arm})
-    links = set()
-    for j in src.findall("joint"):
-        if j.get("name").startswith(arm[0]):
-            robot.append(j)
-            links |= {j.find("parent").get("link"), j.find("child").get("link")}
-    for name in sorted(links):
-        ET.SubElement(robot, "link", {"name": name})
-    return ET.tostring(robot, encoding="unicode")
 
 
 class Peer(NamedTuple):
