@@ -174,12 +174,15 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
 
 class ReadReach(NamedTuple):
     """One protocol of :func:`read_then_reach`: per reach, the getAngles and reachTo times (s), the commands the
-    reach sent (0: refused) and the refusals' reasons."""
+    reach sent (0: refused), the refusals' reasons, and per reach the answer's ``waitMs`` and ``checkMs`` (0 for
+    a refusal)."""
 
     read: list
     reach: list
     commands: list
     refusals: list
+    wait_ms: list
+    check_ms: list
 
 
 def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = False) -> ReadReach:
@@ -206,7 +209,7 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
     robot = SimulatedRobot(latency=latency)
     server, user = qi.Session(), qi.Session()
     service = None
-    out = ReadReach([], [], [], [])
+    out = ReadReach([], [], [], [], [], [])
     try:
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
@@ -223,15 +226,18 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
             motion.getAngles(names, True)
             t1 = time.perf_counter()
             try:
-                sent = ik.reachToWithArm("LArm", *targets[k % len(targets)], "analytic")["commands"]
+                got = ik.reachToWithArm("LArm", *targets[k % len(targets)], "analytic")
+                sent, wait, check = got["commands"], got["waitMs"], got["checkMs"]
             except RuntimeError as e:
-                sent = 0
+                sent, wait, check = 0, 0.0, 0.0
                 out.refusals.append(str(e).split(": ", 1)[-1])
             t2 = time.perf_counter()
             if k >= 3:
                 out.read.append(t1 - t0)
                 out.reach.append(t2 - t1)
                 out.commands.append(sent)
+                out.wait_ms.append(wait)
+                out.check_ms.append(check)
     finally:
         if service is not None:
             service.close(1.0)
@@ -247,20 +253,27 @@ def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=None)
     out = sys.stdout if out is None else out
     print(f"A program reads LArm (ALMotion.getAngles) and then reaches (NaoArmIK.reachToWithArm, analytic) for a "
           f"random reachable target, {reaches} times, over a simulated robot with {1e3 * latency:g} ms per ALMotion "
-          "call (medians; ratio: reachTo / getAngles):", file=out)  # fmt: skip
+          "call (medians; ratio: reachTo / getAngles). Each reach is sent at once (one command, no wait), after "
+          "waiting for the arm to stop (one command: no motion to the target was certified from everywhere on the "
+          "arm's way, overshoot included), in legs (swung out first: each leg waits for the arm at the one "
+          "before), or refused; check: the motion check's computation (the answer's checkMs).",
+          file=out)  # fmt: skip
     print(file=out)
-    print("| the program | median getAngles | median reachTo | ratio | sent as one command | in legs | refused | "
-          "median reachTo, one command | ratio, one command |", file=out)  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|", file=out)
+    print("| the program | median getAngles | median reachTo | ratio | sent at once | after waiting | in legs | "
+          "refused | median reachTo, sent at once | ratio, sent at once | median check, sent at once |",
+          file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for still, label in ((False, "reads and reaches at once"), (True, "waits until the arm stopped, then reads")):
         r = read_then_reach(reaches, latency, seed, still)
         read = statistics.median(r.read)
-        one = [t for t, c in zip(r.reach, r.commands) if c == 1]
+        once = [k for k, (c, w) in enumerate(zip(r.commands, r.wait_ms)) if c == 1 and w == 0.0]
+        waited = sum(c == 1 and w > 0.0 for c, w in zip(r.commands, r.wait_ms))
         reach = statistics.median(r.reach)
-        one_med = statistics.median(one) if one else float("nan")
-        print(f"| {label} | {1e3 * read:.1f} ms | {1e3 * reach:.1f} ms | {reach / read:.2f} | "
-              f"{len(one)} | {sum(c > 1 for c in r.commands)} | {len(r.refusals)} | {1e3 * one_med:.1f} ms | "
-              f"{one_med / read:.2f} |", file=out, flush=True)  # fmt: skip
+        once_med = statistics.median([r.reach[k] for k in once]) if once else float("nan")
+        check = statistics.median([r.check_ms[k] for k in once]) if once else float("nan")
+        print(f"| {label} | {1e3 * read:.1f} ms | {1e3 * reach:.1f} ms | {reach / read:.2f} | {len(once)} | "
+              f"{waited} | {sum(c > 1 for c in r.commands)} | {len(r.refusals)} | {1e3 * once_med:.1f} ms | "
+              f"{once_med / read:.2f} | {check:.1f} ms |", file=out, flush=True)  # fmt: skip
         reasons = sorted(set(r.refusals))
         if reasons:
             print(

@@ -15,8 +15,10 @@ from .engine import ROBOT_PROTECTION, Command
 
 
 def _motion(command: Command, moved: bool) -> dict:
-    """The fields of an arm's motion: whether it moved, its largest joint change (rad) and how long it takes."""
-    return {"moved": bool(moved), "jointChange": float(command.change), "moveSeconds": float(command.seconds)}
+    """The fields of an arm's motion: whether it moved, its largest joint change (rad), how long it takes, and
+    where the call's time went besides solving: waiting for an arm to stop, and the motion check."""
+    return {"moved": bool(moved), "jointChange": float(command.change), "moveSeconds": float(command.seconds),
+            "waitMs": float(command.wait * 1e3), "checkMs": float(command.check * 1e3)}  # fmt: skip
 
 
 def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms: float, command: Command,

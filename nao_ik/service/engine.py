@@ -73,6 +73,10 @@ class Command(NamedTuple):
     # The postures of the move: those sent when moving (the last one is the answer unless a later call took the
     # arm on the way), else those it takes (none: no safe motion).
     commands: list
+    # Seconds the call waited for an arm to stop (its earlier motion, where the new one is not certified from
+    # everywhere on its way; the other arm; each swung-out posture on the way) and computed the motion check.
+    wait: float = 0.0
+    check: float = 0.0
 
 
 class RobotProtection(RuntimeError):
@@ -192,30 +196,36 @@ class Engine:
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = apart(safe, start)
         seconds = move_seconds(model, start, safe, speed)
+        waited, t0 = [0.0], time.perf_counter()
         if model.body:
-            model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what)
+            model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what, waited)
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
                     raise RuntimeError(f"{what}: {why}; nothing sent")
-                return Command(safe, clamped, change, seconds, [])
+                return Command(safe, clamped, change, seconds, [], waited[0], time.perf_counter() - t0 - waited[0])
             change = apart(safe, start)
             seconds = max(move_seconds(model, start, safe, speed), route.seconds)
         else:
             route, way = None, None
+        checked = time.perf_counter() - t0 - waited[0]
         commands = [safe] if route is None else route.commands
         if not move:
-            return Command(safe, clamped, change, seconds, commands)
+            return Command(safe, clamped, change, seconds, commands, waited[0], checked)
         names, sent = list(model.names), []
         for k, q in enumerate(commands):
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self.budget:g} s budget; nothing more sent")
             if k:
+                t1 = time.perf_counter()
                 try:
                     way = self.arrive(model, commands[k - 1], job, end, speed)
                 except RobotProtection as e:
-                    e.partial = Command(safe, clamped, change, seconds, sent)
+                    e.partial = Command(safe, clamped, change, seconds, sent, waited[0] + time.perf_counter() - t1,
+                                        checked)  # fmt: skip
                     raise
+                finally:
+                    waited[0] += time.perf_counter() - t1
                 if way is None:
                     break  # a later call took the arm: it commands from where the arm is
                 # The body now: the other arm may have moved, or been sent somewhere, since the plan.
@@ -229,10 +239,10 @@ class Engine:
                                        "next move would cross the body; nothing more sent")  # fmt: skip
             self.send(model.arm, names, q, speed, end)
             sent.append(q)
-        return Command(safe, clamped, change, seconds, sent)
+        return Command(safe, clamped, change, seconds, sent, waited[0], checked)
 
     def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
-              what: str) -> tuple:  # fmt: skip
+              what: str, waited: list) -> tuple:  # fmt: skip
         """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
 
         ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
@@ -241,14 +251,16 @@ class Engine:
 
         Returns:
             (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
-            arm's way as checked).
+            arm's way as checked); the seconds spent waiting for an arm are added to ``waited[0]``.
         """
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
         route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         while move and route is not None and route.reason == MOVING:  # until it stopped, or the budget ends
+            t0 = time.perf_counter()
             model, start = self.wait_still(model, job, end, what)
+            waited[0] += time.perf_counter() - t0
             # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
             # it will not set off toward it any more, so it is where it is.
             stopped = time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
@@ -259,8 +271,10 @@ class Engine:
         if move and (route is None or not route.commands) and self.aim.get(other.arm) is not None:
             # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
             # until it is there (at once if it is), and plan again from a fresh reading.
+            t0 = time.perf_counter()
             self.wait_still(other, job, end, what, state=False)
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
+            waited[0] += time.perf_counter() - t0
             near = clearance(model, goal, model.body)
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way

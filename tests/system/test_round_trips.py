@@ -239,11 +239,12 @@ def test_a_reach_held_up_between_its_check_and_its_command_does_not_fail(mocker,
 
 def test_read_then_reach_times_both_programs(capsys):
     """``nao-ik loadtest --read-reach N``: a program that reads its arm and then reaches, with the arm moving and
-    with the arm still; each reach is timed and counted as sent in one command, in legs, or refused."""
+    with the arm still; each reach is timed and counted as sent at once, after waiting for the arm, in legs, or
+    refused."""
     from nao_ik.evidence.latency import print_read_then_reach
 
     print_read_then_reach(1, 0.002, seed=1)
     out = capsys.readouterr().out.splitlines()
     rows = [line.split(" | ") for line in out if line.startswith("| ") and " ms |" in line]
     assert [r[0] for r in rows] == ["| reads and reaches at once", "| waits until the arm stopped, then reads"]
-    assert all(int(r[4]) + int(r[5]) + int(r[6]) == 1 for r in rows)
+    assert all(int(r[4]) + int(r[5]) + int(r[6]) + int(r[7]) == 1 for r in rows)

@@ -41,6 +41,8 @@ def test_reach_to_with_every_method_on_both_arms(awake, method):
             cmds = awake.moves()[before:]
             # One command, or the legs of a move whose direct box is not clear of the body (each after the last).
             assert len(cmds) == r["commands"] >= 1 and {c["method"] for c in cmds} == {"setAngles"}
+            # Where the time went: the motion check always runs; legs wait for the arm at each one before.
+            assert r["checkMs"] > 0.0 and r["waitMs"] >= 0.0 and (r["commands"] == 1 or r["waitMs"] > 0.0)
             cmd = cmds[-1]
             assert cmd["names"] == list(arm_model(r["arm"]).names)
             assert cmd["angles"] == pytest.approx(r["angles"], abs=0)
