@@ -13,9 +13,10 @@ takes an arm for a job, hears of its earlier commands' failure and gives it back
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
 from ..geometry.sweep import ARRIVED, Plan, plan, sweep_moving
@@ -246,8 +247,9 @@ class Engine:
         """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
 
         ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
-        moving and from somewhere on its way the new motion would cross the body, wait until it stops there
-        and plan from where it is.
+        moving and from somewhere on its way the new motion would cross the body, wait until it stops there,
+        or until it is far enough on its way that the motion is certified from the rest of it, and plan from
+        where it is.
 
         Returns:
             (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
@@ -257,13 +259,16 @@ class Engine:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
         route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-        while move and route is not None and route.reason == MOVING:  # until it stopped, or the budget ends
+        while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
+            # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
+            early: list = []
             t0 = time.perf_counter()
-            model, start = self.wait_still(model, job, end, what)
+            model, start = self.wait_still(model, job, end, what, ready=functools.partial(
+                self._onward, model, goal, speed, early))  # fmt: skip
             waited[0] += time.perf_counter() - t0
             # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
             # it will not set off toward it any more, so it is where it is.
-            stopped = time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
+            stopped = not early and time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
@@ -307,6 +312,14 @@ class Engine:
             return alt, way
         return Plan([], MOVING, route.seconds), way
 
+    def _onward(self, model: ArmModel, goal: list, speed: float, early: list, now: list) -> bool:
+        """Whether a command to ``goal`` is safe from the arm's reading ``now`` on its way (:meth:`route`); if
+        so, ``early`` gets an entry (the arm was not seen still)."""
+        if self.route(model, model.clamp(now), goal, speed)[0].reason == MOVING:
+            return False
+        early.append(True)
+        return True
+
     def way(self, model: ArmModel, start: Any) -> Way | None:
         """The arm's way from its reading ``start`` toward its last command; None when it is still there."""
         aim = self.aim.get(model.arm)
@@ -315,8 +328,10 @@ class Engine:
             return None
         return Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0))
 
-    def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True) -> tuple | None:
-        """Wait until the arm stops (at its last command, or wherever it was stopped); its state then.
+    def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True,
+                   ready: Callable[[list], bool] | None = None) -> tuple | None:  # fmt: skip
+        """Wait until the arm stops (at its last command, or wherever it was stopped), or until ``ready`` says
+        yes to a fresh reading of it; its state then.
 
         Returns:
             (model, start) as :meth:`arm_state` reads them then (None without ``state``).
@@ -325,7 +340,7 @@ class Engine:
         last, still = None, 0
         while True:
             now, _ = self.sensed.read(names, left(end), fresh=True)
-            if aim is None or apart(now, aim) <= ARRIVED:
+            if aim is None or apart(now, aim) <= ARRIVED or ready is not None and ready(now):
                 break
             # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
             still = still_for(still, now, last)
