@@ -337,3 +337,48 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
     ik.motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
     with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)
+
+
+def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake):
+    """A reach sent while the arm is on its way to the last one, whose motion is not certified from all of that
+    way: the service waits, and sends as soon as the motion is certified from where the arm is on the rest of
+    its way, overshoot included: while the arm still moves, far from its last command (waiting until it stopped
+    there would send only within ARRIVED of it, or still); nothing enters the robot's protection margin."""
+    import threading
+
+    from nao_ik.evidence.protocol import sample_targets
+    from nao_ik.geometry.sweep import ARRIVED
+
+    model = arm_model("LArm")
+    names = list(model.names)
+    clock = awake.stub._timing[0]  # the stub's clock: its commands' times
+    targets = [t for t in sample_targets("LArm", 200, 3).tolist() if nao_ik.solve(t, model).reached]
+    early = []
+    for a, b, c in ((18, 19, 25), (66, 67, 73), (72, 73, 79), (112, 113, 119)):
+        awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
+        awake.wait_still(names, 30)
+        seen, done = [], threading.Event()
+
+        def watch(seen=seen, done=done):
+            while not done.is_set():
+                seen.append((clock(), awake.stub.getAngles(names, True)))
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        first = awake.ik.reachToWithSpeed("LArm", *targets[b], "analytic", 0.3)
+        time.sleep(0.05)
+        second = awake.ik.reachToWithSpeed("LArm", *targets[c], "analytic", 0.3)
+        sent = awake.moves()[-1]["time"]  # the second reach's command
+        done.set()
+        watcher.join()
+        if second["commands"] == 1 and second["waitMs"] > 0.0:
+            # Where the arm was when the command came, and two control cycles before.
+            last = max((x for x in seen if x[0] <= sent), key=lambda x: x[0])
+            earlier = max((x for x in seen if x[0] <= last[0] - 2 * CYCLE), key=lambda x: x[0])
+            moving = max(abs(x - y) for x, y in zip(last[1], earlier[1])) > 2e-3
+            far = max(abs(x - y) for x, y in zip(last[1], first["angles"])) > ARRIVED
+            early.append(moving and far)
+        awake.wait_still(names, 30)
+    assert any(early), early
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
