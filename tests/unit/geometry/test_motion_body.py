@@ -354,7 +354,7 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
     clock = awake.stub._timing[0]  # the stub's clock: its commands' times
     targets = [t for t in sample_targets("LArm", 200, 3).tolist() if nao_ik.solve(t, model).reached]
     early = []
-    for a, b, c in ((18, 19, 25), (66, 67, 73), (72, 73, 79), (112, 113, 119)):
+    for a, b, c in ((18, 19, 25), (66, 67, 73)):  # under every profile, one of them meets a wait
         awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
         awake.wait_still(names, 30)
         seen, done = [], threading.Event()
