@@ -225,6 +225,29 @@ def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: 
     return np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
 
 
+def hand_blocked(model: ArmModel, pts: np.ndarray, shapes: Sequence[Capsule]) -> np.ndarray:
+    """(N,) True where no configuration with its hand effector at ``pts`` (N, 3) keeps MARGIN from ``shapes``.
+
+    The hand's link (:data:`~nao_ik.model.body.LINKS`, from the wrist HAND_REACH along the forearm's axis)
+    holds the ball around the effector of its radius less the effector's distance from that axis (the hand
+    offset's z, turned by WristYaw about the axis; its x lies between the link's ends). A shape nearer the
+    effector than MARGIN and that ball's radius is within the margin of the hand's link, whatever the rest of
+    the arm: one point-to-segment distance per shape decides it for every configuration at once.
+    """
+    pts = np.asarray(pts, dtype=float)
+    hx, _, hz = model.hand_offset
+    hand = next(ln for ln in LINKS if ln.start == 4 and ln.end == 6)
+    ball = hand.radius - abs(hz)
+    if not shapes or not 0.0 <= hx <= HAND_REACH or ball <= 0.0:
+        return np.zeros(pts.shape[0], dtype=bool)  # no claim
+    a, d, dd, radius, _ = _arrays(shapes)
+    a, d = np.array(a).T, np.array(d).T  # (S, 3)
+    rel = pts[:, None, :] - a[None]  # (N, S, 3)
+    t = np.clip((rel * d[None]).sum(axis=2) / np.where(dd > 0.0, dd, 1.0), 0.0, 1.0)
+    gap = np.linalg.norm(rel - t[..., None] * d[None], axis=2) - radius - ball
+    return (gap < MARGIN).any(axis=1)
+
+
 def clear_of_body(model: ArmModel, q: np.ndarray) -> np.ndarray:
     """(N,) True where configurations (N, 5) keep MARGIN from the model's body (all True without one)."""
     q = np.asarray(q, dtype=float)

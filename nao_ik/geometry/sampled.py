@@ -17,7 +17,7 @@ import numpy as np
 from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
 from ..model.body import MARGIN
-from .collision import clearance_batch
+from .collision import clearance_batch, hand_blocked
 from .swivel import at, circle, take
 
 #: Swivels sampled on each point's circle (both ElbowRoll branches), and the limits' rounding slack.
@@ -83,7 +83,8 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
 
     The same samples and test as :func:`sampled_clear`'s ``found``, made and tried lazily: nearest the hint
     (N,) sample index (swivel index + SWIVELS x branch) first (in swivel, then the other branch), in rounds
-    of ROUND, 2 ROUND, ... per point; a point leaves once one is clear, so only a blocked one costs them all.
+    of ROUND, 2 ROUND, ... per point; a point leaves once one is clear, so only a blocked one costs them all,
+    unless the body is in the way of the hand itself there (:func:`~nao_ik.geometry.collision.hand_blocked`).
     """
     n = pts.shape[0]
     hint = np.zeros(n, dtype=np.int64) if hint is None else hint
@@ -95,7 +96,7 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
     order = np.argsort(apart, axis=1, kind="stable")
     ok, where, q = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros((n, 5))
     done, width = 0, ROUND
-    rows = np.arange(n)
+    rows = np.flatnonzero(~hand_blocked(model, pts, model.body))  # a hand in the body's way: no sample is clear
     while rows.size and done < idx.size:
         cols = order[rows, done : done + width]
         owner, sample = np.repeat(rows, cols.shape[1]), cols.ravel()
