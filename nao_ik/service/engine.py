@@ -105,6 +105,11 @@ def check_motors(arm: str, names: list, stiffness: list) -> None:
         )
 
 
+def _leg_ready(model: ArmModel, via: list, speed: float, goal: list, now: list) -> bool:
+    """Whether the leg from ``via`` to ``goal`` is certified with the arm at ``now`` on its way to ``via``."""
+    return sweep_moving(model, model.clamp(now), via, speed, goal).clear
+
+
 def left(end: float) -> float:
     """Seconds left until ``end`` (monotonic), at least 0."""
     return max(0.0, end - time.monotonic())
@@ -181,8 +186,9 @@ class Engine:
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
         the body's margin (``model.body``: NAO's body at its posture and the other arm) is never sent;
         the motion to it is checked (:func:`nao_ik.geometry.sweep.plan`): where the direct motion would cross
-        the body, the arm is first swung out (the sequence's commands are sent in turn, each after the
-        arm reached the one before; a later call on the arm ends the sequence); where no safe sequence
+        the body, the arm is first swung out (the sequence's commands are sent in turn, each once its motion
+        is certified from the rest of the arm's way to the one before, at the latest once the arm stopped
+        there; a later call on the arm ends the sequence); where no safe sequence
         exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
         (:meth:`send`); ``speed`` is its fractionMaxSpeed (default: the service's).
 
@@ -218,26 +224,38 @@ class Engine:
             if time.monotonic() > end:
                 raise RuntimeError(f"the reach took longer than its {self.budget:g} s budget; nothing more sent")
             if k:
-                t1 = time.perf_counter()
-                try:
-                    way = self.arrive(model, commands[k - 1], job, end, speed)
-                except RobotProtection as e:
-                    e.partial = Command(safe, clamped, change, seconds, sent, waited[0] + time.perf_counter() - t1,
-                                        checked)  # fmt: skip
-                    raise
-                finally:
-                    waited[0] += time.perf_counter() - t1
-                if way is None:
-                    break  # a later call took the arm: it commands from where the arm is
-                # The body now: the other arm may have moved, or been sent somewhere, since the plan.
-                model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
-                if clearance(model, safe, model.body).distance < MARGIN - 1e-6:
-                    raise RuntimeError(f"{what}: collision: the {clearance(model, safe, model.body).part} is now where "
-                                       "the arm was going; nothing more sent")  # fmt: skip
-                # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
-                if not sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
+                # The next leg goes once it is certified from the rest of the arm's way to the last one (its
+                # reading toward it, a retarget's overshoot included); where the body now says no to that (the
+                # other arm moved), once the arm stopped there, as where it says no from the start.
+                for ready in (functools.partial(_leg_ready, model, commands[k - 1], speed, q), None):
+                    t1 = time.perf_counter()
+                    try:
+                        way = self.arrive(model, commands[k - 1], job, end, speed, ready)
+                    except RobotProtection as e:
+                        e.partial = Command(safe, clamped, change, seconds, sent,
+                                            waited[0] + time.perf_counter() - t1, checked)  # fmt: skip
+                        raise
+                    finally:
+                        waited[0] += time.perf_counter() - t1
+                    if way is None:
+                        break  # a later call took the arm: it commands from where the arm is
+                    # The body now: the other arm may have moved, or been sent somewhere, since the plan.
+                    model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
+                    early = way.reading != way.aim  # sent on its way, not stopped there
+                    near = clearance(model, safe, model.body)
+                    if near.distance >= MARGIN - 1e-6 and sweep_moving(model, way.reading, way.aim, way.fraction,
+                                                                       q).clear:  # fmt: skip
+                        break
+                    if early:
+                        continue
+                    if near.distance < MARGIN - 1e-6:
+                        raise RuntimeError(f"{what}: collision: the {near.part} is now where the arm was going; "
+                                           "nothing more sent")  # fmt: skip
+                    # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
                     raise RuntimeError(f"{what}: motion: from where the arm reached its last posture on the way the "
                                        "next move would cross the body; nothing more sent")  # fmt: skip
+                if way is None:
+                    break
             self.send(model.arm, names, q, speed, end)
             sent.append(q)
         return Command(safe, clamped, change, seconds, sent, waited[0], checked)
@@ -353,14 +371,15 @@ class Engine:
                 raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
         return self.arm_state(arm, motors=True, end=end, fresh=True) if state else None
 
-    def arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float) -> Way | None:
+    def arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float,
+               ready: Callable[[list], bool] | None = None) -> Way | None:  # fmt: skip
         """Wait until the arm has stopped at ``via`` (a sequence's intermediate posture): within ARRIVED of
-        it, or within SAG (a sagging joint), and no joint moving more than STILL over a cycle. The next
-        command then turns no joint that is still moving, so no joint overshoots the leg's box.
+        it, or within SAG (a sagging joint), and no joint moving more than STILL over a cycle; or, with
+        ``ready``, until it says yes to a fresh reading of the arm on its way there.
 
         Returns:
-            The arm's way from there (:meth:`way`: where it stopped), or None where the job was stopped first
-            (a later call took the arm).
+            The arm's way from there (:meth:`way`: where it stopped, or from the reading toward ``via``), or
+            None where the job was stopped first (a later call took the arm).
 
         Raises:
             RobotProtection: the arm stopped short and the robot says its collision protection did it.
@@ -372,6 +391,8 @@ class Engine:
             still = still_for(still, now, last)
             if still and off <= ARRIVED or still >= 2 and off <= SAG:
                 return Way(list(now), list(now), speed)
+            if ready is not None and ready(now):
+                return Way(list(now), list(via), speed)
             if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
                 self._protected(model.arm, end, "on its way to a swung-out posture")
             last = now

@@ -63,7 +63,7 @@ def test_a_caller_that_disconnects_does_not_cancel_its_path_in_libqi_3_1_5(awake
     caller = qi.Session()
     caller.connect(awake.robot.url)
     fut = caller.service("NaoArmIK").trackPath("LArm", PATH, "nn-paper", _async=True)
-    wait_sending(awake.stub, fut)
+    wait_sending(awake.stub, fut, at_least=12)  # streaming: past the first point's legs and the wait there
     caller.close()  # the caller vanishes mid-call
     time.sleep(0.2)
     sent = setangles(awake.stub)
