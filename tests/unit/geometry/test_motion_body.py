@@ -168,6 +168,45 @@ def test_the_service_sends_the_safe_sequence(awake):
     assert awake.stub.getCollisionStops()
 
 
+def test_a_swung_out_sequence_goes_on_while_the_arm_moves(awake):
+    """The constructed crossing at two speeds: each leg after the first is sent once it is certified from the rest
+    of the arm's way to the via before it, and at least one while the arm still moves, far from that via
+    (waiting until it stopped there would send only within ARRIVED of it, or still); the stub's protection
+    stops nothing."""
+    import threading
+
+    from nao_ik.geometry.sweep import ARRIVED
+
+    names = list(arm_model("LArm").names)
+    clock = awake.stub._timing[0]  # the stub's clock: its commands' times
+    early = []
+    for speed in (1.0, 0.3):
+        _put(awake, names, CROSSING_START)
+        seen, done = [], threading.Event()
+
+        def watch(seen=seen, done=done):
+            while not done.is_set():
+                seen.append((clock(), awake.stub.getAngles(names, True)))
+                time.sleep(0.005)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", speed)
+        moves = awake.moves()
+        done.set()
+        watcher.join()
+        assert r["reached"] and r["commands"] >= 2 and len(moves) == r["commands"]
+        for via, command in zip(r["via"], moves[1:]):
+            last = max((x for x in seen if x[0] <= command["time"]), key=lambda x: x[0])
+            earlier = max((x for x in seen if x[0] <= last[0] - 2 * CYCLE), key=lambda x: x[0])
+            moving = max(abs(x - y) for x, y in zip(last[1], earlier[1])) > 2e-3
+            early.append(moving and max(abs(x - y) for x, y in zip(last[1], via)) > ARRIVED)
+        awake.wait_still(names, 30)
+        assert np.allclose(awake.motion.getAngles(names, True), r["angles"], atol=1e-9)
+    assert any(early), early
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_compute_angles_says_how_many_commands(awake):
     names = list(arm_model("LArm").names)
     _put(awake, names, CROSSING_START)
