@@ -150,6 +150,42 @@ def _put(robot, names: list, angles: list) -> None:
     robot.stub.clearRecordedCommands()
 
 
+class _Sampled:
+    """The simulated arm's sensed angles every 5 ms, on the stub's own clock (its commands' times), while the
+    ``with`` block runs."""
+
+    def __init__(self, robot, names: list):
+        self.robot, self.names, self.seen = robot, names, []
+        self.clock = robot.stub._timing[0]
+
+    def __enter__(self):
+        import threading
+
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join()
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            self.seen.append((self.clock(), self.robot.stub.getAngles(self.names, True)))
+            time.sleep(0.005)
+
+    def moving_away(self, when: float, aim: list) -> bool:
+        """Whether at the stub's time ``when`` the arm was moving (over two control cycles) and farther than
+        ARRIVED from ``aim``: a command then did not wait for the arm to stop at ``aim``."""
+        from nao_ik.geometry.sweep import ARRIVED
+
+        last = max((x for x in self.seen if x[0] <= when), key=lambda x: x[0])
+        earlier = max((x for x in self.seen if x[0] <= last[0] - 2 * CYCLE), key=lambda x: x[0])
+        moving = max(abs(x - y) for x, y in zip(last[1], earlier[1])) > 2e-3
+        return moving and max(abs(x - y) for x, y in zip(last[1], aim)) > ARRIVED
+
+
 def test_the_service_sends_the_safe_sequence(awake):
     """The constructed crossing over qi: the service swings the arm out first; the stub records no stop.
     Control: the direct command from the same start trips the stub's protection."""
@@ -173,34 +209,15 @@ def test_a_swung_out_sequence_goes_on_while_the_arm_moves(awake):
     of the arm's way to the via before it, and at least one while the arm still moves, far from that via
     (waiting until it stopped there would send only within ARRIVED of it, or still); the stub's protection
     stops nothing."""
-    import threading
-
-    from nao_ik.geometry.sweep import ARRIVED
-
     names = list(arm_model("LArm").names)
-    clock = awake.stub._timing[0]  # the stub's clock: its commands' times
     early = []
     for speed in (1.0, 0.3):
         _put(awake, names, CROSSING_START)
-        seen, done = [], threading.Event()
-
-        def watch(seen=seen, done=done):
-            while not done.is_set():
-                seen.append((clock(), awake.stub.getAngles(names, True)))
-                time.sleep(0.005)
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", speed)
-        moves = awake.moves()
-        done.set()
-        watcher.join()
+        with _Sampled(awake, names) as arm:
+            r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", speed)
+            moves = awake.moves()
         assert r["reached"] and r["commands"] >= 2 and len(moves) == r["commands"]
-        for via, command in zip(r["via"], moves[1:]):
-            last = max((x for x in seen if x[0] <= command["time"]), key=lambda x: x[0])
-            earlier = max((x for x in seen if x[0] <= last[0] - 2 * CYCLE), key=lambda x: x[0])
-            moving = max(abs(x - y) for x, y in zip(last[1], earlier[1])) > 2e-3
-            early.append(moving and max(abs(x - y) for x, y in zip(last[1], via)) > ARRIVED)
+        early += [arm.moving_away(command["time"], via) for via, command in zip(r["via"], moves[1:])]
         awake.wait_still(names, 30)
         assert np.allclose(awake.motion.getAngles(names, True), r["angles"], atol=1e-9)
     assert any(early), early
@@ -383,41 +400,22 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
     way: the service waits, and sends as soon as the motion is certified from where the arm is on the rest of
     its way, overshoot included: while the arm still moves, far from its last command (waiting until it stopped
     there would send only within ARRIVED of it, or still); nothing enters the robot's protection margin."""
-    import threading
-
     from nao_ik.evidence.protocol import sample_targets
-    from nao_ik.geometry.sweep import ARRIVED
 
     model = arm_model("LArm")
     names = list(model.names)
-    clock = awake.stub._timing[0]  # the stub's clock: its commands' times
     targets = [t for t in sample_targets("LArm", 200, 3).tolist() if nao_ik.solve(t, model).reached]
     early = []
     for a, b, c in ((18, 19, 25), (66, 67, 73)):  # under every profile, one of them meets a wait
         awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
         awake.wait_still(names, 30)
-        seen, done = [], threading.Event()
-
-        def watch(seen=seen, done=done):
-            while not done.is_set():
-                seen.append((clock(), awake.stub.getAngles(names, True)))
-                time.sleep(0.005)
-
-        watcher = threading.Thread(target=watch)
-        watcher.start()
-        first = awake.ik.reachToWithSpeed("LArm", *targets[b], "analytic", 0.3)
-        time.sleep(0.05)
-        second = awake.ik.reachToWithSpeed("LArm", *targets[c], "analytic", 0.3)
-        sent = awake.moves()[-1]["time"]  # the second reach's command
-        done.set()
-        watcher.join()
+        with _Sampled(awake, names) as arm:
+            first = awake.ik.reachToWithSpeed("LArm", *targets[b], "analytic", 0.3)
+            time.sleep(0.05)
+            second = awake.ik.reachToWithSpeed("LArm", *targets[c], "analytic", 0.3)
+            sent = awake.moves()[-1]["time"]  # the second reach's command
         if second["commands"] == 1 and second["waitMs"] > 0.0:
-            # Where the arm was when the command came, and two control cycles before.
-            last = max((x for x in seen if x[0] <= sent), key=lambda x: x[0])
-            earlier = max((x for x in seen if x[0] <= last[0] - 2 * CYCLE), key=lambda x: x[0])
-            moving = max(abs(x - y) for x, y in zip(last[1], earlier[1])) > 2e-3
-            far = max(abs(x - y) for x, y in zip(last[1], first["angles"])) > ARRIVED
-            early.append(moving and far)
+            early.append(arm.moving_away(sent, first["angles"]))
         awake.wait_still(names, 30)
     assert any(early), early
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
