@@ -279,13 +279,18 @@ class Engine:
         route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
-            early: list = []
+            early = False
+
+            def onward(now: list, model: ArmModel = model) -> bool:
+                nonlocal early
+                early = self.route(model, model.clamp(now), goal, speed)[0].reason != MOVING
+                return early
+
             t0 = time.perf_counter()
-            model, start = self.wait_still(model, job, end, what, ready=functools.partial(
-                self._onward, model, goal, speed, early))  # fmt: skip
+            model, start = self.wait_still(model, job, end, what, ready=onward)
             waited[0] += time.perf_counter() - t0
             # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
-            # it will not set off toward it any more, so it is where it is.
+            # it will not set off toward it any more, so it is where it is (not when it was let go on its way).
             stopped = not early and time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
@@ -329,14 +334,6 @@ class Engine:
         if alt.commands and sweep_moving(model, way.reading, way.aim, way.fraction, alt.commands[0]).clear:
             return alt, way
         return Plan([], MOVING, route.seconds), way
-
-    def _onward(self, model: ArmModel, goal: list, speed: float, early: list, now: list) -> bool:
-        """Whether a command to ``goal`` is safe from the arm's reading ``now`` on its way (:meth:`route`); if
-        so, ``early`` gets an entry (the arm was not seen still)."""
-        if self.route(model, model.clamp(now), goal, speed)[0].reason == MOVING:
-            return False
-        early.append(True)
-        return True
 
     def way(self, model: ArmModel, start: Any) -> Way | None:
         """The arm's way from its reading ``start`` toward its last command; None when it is still there."""

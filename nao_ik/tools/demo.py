@@ -46,8 +46,7 @@ TARGETS = [
 #: Seconds the demo waits for the robot's session to unregister NaoArmIK when it stops.
 UNREGISTER_TIMEOUT = 2.0
 #: Seconds the demo waits, once everything is closed, for libqi to let go of the objects registered on it
-#: (at once, as a rule; libqi once still held NaoArmIK after 5 s on a 2-core machine also running the test suite
-#: in four processes).
+#: (at once, as a rule; a machine busy with other work can keep libqi's threads waiting for seconds).
 RELEASE_TIMEOUT = 15.0
 RELEASE_POLL = 0.02
 

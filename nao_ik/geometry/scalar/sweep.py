@@ -44,17 +44,13 @@ CYCLE = 0.02
 #: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
 OVERSHOOT_CYCLES = 4
 #: The most postures :func:`certify` checks before it calls a box not certified (a plan then tries smaller
-#: boxes: legs). On 300 benchmark moves from the neutral posture (``nao-ik bench --body``'s), 400 postures
-#: halved across the joint that moves any link most approved 137 direct; 1000, halved across the joint that
-#: moves the links still near the body most, approve 159 (the rest: a posture within the margin, or still
-#: undecided). Plans took 12.7 ms on average (worst 108 ms) and now 18 ms (worst 175 ms); a move that goes in
-#: legs instead waits for the arm at each of them (hundreds of ms).
+#: boxes: legs). A larger budget certifies more moves direct, each spared its legs and the waits for the arm at
+#: each via (hundreds of ms); its price is the time spent on the boxes it still cannot decide.
+#: ``nao-ik bench --body`` (section 3) gives the share approved direct and what the check and the plans cost.
 BOX_BUDGET = 1000
 #: After this many postures without a verdict, :func:`certify` also checks the box's corners once (not counted
 #: against BOX_BUDGET): a box with a posture inside the body often has one at a corner (a joint at one end of
-#: its move, another at the other), which the halving reaches late. On the 354 boxes the service checked for
-#: 40 reaches of a program reaching while its arm moved (``nao-ik loadtest --read-reach``): the same 213
-#: certified, 39 % fewer postures halved, a third to a half less time (three runs).
+#: its move, another at the other), which the halving reaches late or not within the budget.
 CORNERS_AFTER = 32
 
 
@@ -183,8 +179,8 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
     box_growth`), bounds the whole box's from below; where it is too small the box is halved across the
     joint that moves the links still within reach of the body most, until every part is certified, a centre
     itself is too close (a posture some motion takes: not clear), or ``budget`` postures were checked (not
-    certified). A box with no
-    verdict after CORNERS_AFTER postures has its corners checked too (each one a posture some motion takes).
+    certified). A box with no verdict after CORNERS_AFTER postures has its corners checked too (each one a
+    posture some motion takes).
 
     Returns:
         (clear, the clearance (bound) where it failed (``need`` where it did not), the body part there,
