@@ -105,9 +105,10 @@ def check_motors(arm: str, names: list, stiffness: list) -> None:
         )
 
 
-def _leg_ready(model: ArmModel, via: list, speed: float, goal: list, now: list) -> bool:
-    """Whether the leg from ``via`` to ``goal`` is certified with the arm at ``now`` on its way to ``via``."""
-    return sweep_moving(model, model.clamp(now), via, speed, goal).clear
+def _onward(model: ArmModel, aim: list, fraction: float, goal: list, now: list) -> bool:
+    """Whether a command to ``goal`` is certified with the arm at ``now`` on its way to ``aim`` (at ``fraction``):
+    one check per reading while an arm is waited for, so it is the direct motion's alone."""
+    return sweep_moving(model, model.clamp(now), aim, fraction, goal).clear
 
 
 def left(end: float) -> float:
@@ -227,7 +228,7 @@ class Engine:
                 # The next leg goes once it is certified from the rest of the arm's way to the last one (its
                 # reading toward it, a retarget's overshoot included); where the body now says no to that (the
                 # other arm moved), once the arm stopped there, as where it says no from the start.
-                for ready in (functools.partial(_leg_ready, model, commands[k - 1], speed, q), None):
+                for ready in (functools.partial(_onward, model, commands[k - 1], speed, q), None):
                     t1 = time.perf_counter()
                     try:
                         way = self.arrive(model, commands[k - 1], job, end, speed, ready)
@@ -283,7 +284,7 @@ class Engine:
 
             def onward(now: list, model: ArmModel = model) -> bool:
                 nonlocal early
-                early = self.route(model, model.clamp(now), goal, speed)[0].reason != MOVING
+                early = _onward(model, self.aim[model.arm], self._aim_speed.get(model.arm, 1.0), goal, now)
                 return early
 
             t0 = time.perf_counter()
