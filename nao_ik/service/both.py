@@ -2,7 +2,8 @@
 
 Each arm's answer goes through the same checks as every command (:meth:`Engine.command`: finite, clamped
 into the robot's limits); the pair is checked against the body and each arm against the other where it
-starts and where it ends, still and moving. Where the direct motions may meet at some timing, the arms go in
+starts and where it ends, still and moving; where an arm still on its way to an earlier command has no safe
+motion from somewhere on that way, from where both arms stop. Where the direct motions may meet at some timing, the arms go in
 legs along their straight lines, each leg sent once both arrived.
 """
 
@@ -41,16 +42,24 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
     methods = tuple(target_method(a["method"], len(t)) for t in targets)
     with engine.held(ARMS, job, end):
         states = [engine.arm_state(arm, motors=True, end=end) for arm in ARMS]
-        # Each arm's body without the other arm where it is now: the pair's check (PAIR_CHECK) has the
-        # other arm where it starts and where it ends, since both move at once.
-        models = tuple(m._replace(body=tuple(c for c in m.body if c.part != OTHER_PART)) for m, _ in states)
-        pair = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
-        # Each arm through the same checks as every command (finite, clamped into the robot's limits),
-        # then one setAngles of the ten joints.
-        checked = [
-            engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed)
-            for m, (_, start), ans, arm, t in zip(models, states, (pair.left, pair.right), ARMS, targets)
-        ]
+        for fresh in (False, True):
+            # Each arm's body without the other arm where it is now: the pair's check (PAIR_CHECK) has the
+            # other arm where it starts and where it ends, since both move at once.
+            models = tuple(m._replace(body=tuple(c for c in m.body if c.part != OTHER_PART)) for m, _ in states)
+            pair = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
+            # Each arm through the same checks as every command (finite, clamped into the robot's limits),
+            # then one setAngles of the ten joints.
+            checked = [
+                engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed)
+                for m, (_, start), ans, arm, t in zip(models, states, (pair.left, pair.right), ARMS, targets)
+            ]
+            if fresh or all(c.commands or engine.way(m, start) is None for c, (m, start) in zip(checked, states)):
+                break
+            # No safe motion from somewhere on an arm's way to an earlier command (or in a reading older than
+            # its arrival): judged again from where both arms stop, read now.
+            for m, _ in states:
+                engine.wait_still(m, job, end, f"reachBoth: {m.arm}", state=False)
+            states = [engine.arm_state(arm, motors=True, end=end, fresh=True) for arm in ARMS]
         names = list(models[0].names) + list(models[1].names)
         angles = checked[0].angles + checked[1].angles
         legs = [(checked[0].angles, checked[1].angles)]

@@ -67,7 +67,29 @@ def test_reach_both_sends_one_command_of_ten_joints(awake):
     # A full pose for one arm, a position for the other.
     pose = nao_ik.forward_pose([0.5, 0.3, -0.2, -0.7, 0.4], "LArm")
     r = awake.ik.reachBoth(pose, right.tolist(), "")
-    assert r["left"]["reached"] and r["left"]["orientationError"] < 1e-3 and r["moved"]
+    assert r["left"]["reached"] and r["left"]["orientationError"] < 1e-3 and r["moved"], r["collision"]
+    assert awake.stub.getViolations() == []
+
+
+def test_reach_both_right_after_a_reach_waits_for_the_moving_arm_and_moves(awake):
+    """reachBoth while an arm is still on its way to an earlier command, where the move is not certified from
+    somewhere on that way: judged from where the arms stop, and made (not refused for a moving arm)."""
+    right = nao_ik.forward(POSTURE["RArm"], "RArm")
+    # (the left arm's earlier command, reachBoth's left pose): each move clear at any timing from a standing
+    # arm, the second not from everywhere on the way of the first (the overshoot of a retarget included).
+    pairs = [([-2.08, 1.28, -0.84, -1.07, 0.0], [1.08, 1.13, -1.66, -0.26, 0.0])]
+    for earlier, goal in pairs:
+        awake.ik.setSpeed(1.0)
+        r = awake.ik.reachBoth(nao_ik.forward(POSTURE["LArm"], "LArm").tolist(), right.tolist(), "")
+        assert r["moved"], r["collision"]
+        awake.wait_still(r["names"])
+        awake.ik.setSpeed(0.2)
+        assert awake.ik.reachToPose("LArm", nao_ik.forward_pose(earlier, "LArm"), 63, "")["moved"]
+        pose = nao_ik.forward_pose(goal, "LArm")
+        r = awake.ik.reachBoth(pose, right.tolist(), "")
+        assert r["moved"] and r["reached"] and r["collision"] == "", r["collision"]
+        awake.wait_still(r["names"])
+        np.testing.assert_allclose(awake.motion.getPosition("LArm", 0, True), pose, atol=1e-4)
     assert awake.stub.getViolations() == []
 
 
