@@ -321,7 +321,10 @@ def test_the_page_in_a_real_browser_follows_reaches_over_qi(awake, browser, tmp_
         grip = screen_point(np.add(page.START_TARGET, (0.0, 0.0, 0.045)), 1000, 700)
         browser.drag(grip, (grip[0], grip[1] - 40))
         end = time.monotonic() + 10
-        while len(stack.moves()) < moves + 2 and time.monotonic() < end:
+        # The command reaches the robot before reachTo's answer reaches the page: wait for both.
+        while (len(stack.moves()) < moves + 2 or np.allclose(viewer.last_target, page.START_TARGET)) and (
+            time.monotonic() < end
+        ):
             time.sleep(0.05)
         dragged = np.asarray(viewer.gizmo.position, dtype=float)
         assert len(stack.moves()) == moves + 2, "releasing the gizmo made no reach"
