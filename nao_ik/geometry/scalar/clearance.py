@@ -105,22 +105,27 @@ def link_points(k, q):
     c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
     c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
     s = k.s
-
-    def out(g0, g1, g2):  # S + Ry(q1) Rz(q2) g
-        x = c2 * g0 - s2 * g1
-        return (s[0] + c1 * x + s1 * g2, s[1] + s2 * g0 + c2 * g1, s[2] - s1 * x + c1 * g2)
-
     ux, uy = k.ux, k.uy
     lx = k.lx  # the wrist: u + Rx(q3) Rz(q4) (lx, 0, 0)
     wy = s4 * lx
-    wrist = out(ux + c4 * lx, uy + c3 * wy, s3 * wy)
     f0, f1, f2 = k.fx, -math.sin(q[4]) * k.hz, math.cos(q[4]) * k.hz  # the hand: u + Rx(q3) Rz(q4) f(q5)
     gy = s4 * f0 + c4 * f1
-    hand = out(ux + c4 * f0 - s4 * f1, uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2)
     back = -SHOULDER_BACK / k.l1
     tip = 1.0 + HAND_REACH / lx  # the forearm's vector (elbow to wrist) scaled past the wrist
-    far = out(ux + c4 * lx * tip, uy + c3 * wy * tip, s3 * wy * tip)
-    return [s, out(ux * back, uy * back, 0.0), out(ux, uy, 0.0), None, wrist, hand, far]
+    out = [s]
+    # Each point S + Ry(q1) Rz(q2) g, g in the ShoulderRoll frame: the upper arm's root, the elbow (u), the
+    # wrist, the hand, the far end (a loop, not a function: this runs for every posture a motion check tries).
+    for g0, g1, g2 in (
+        (ux * back, uy * back, 0.0),
+        (ux, uy, 0.0),
+        (ux + c4 * lx, uy + c3 * wy, s3 * wy),
+        (ux + c4 * f0 - s4 * f1, uy + c3 * gy - s3 * f2, s3 * gy + c3 * f2),
+        (ux + c4 * lx * tip, uy + c3 * wy * tip, s3 * wy * tip),
+    ):
+        x = c2 * g0 - s2 * g1
+        out.append((s[0] + c1 * x + s1 * g2, s[1] + s2 * g0 + c2 * g1, s[2] - s1 * x + c1 * g2))
+    out.insert(3, None)
+    return out
 
 
 def clearance(model, q, shapes):
@@ -184,6 +189,27 @@ def link_reach(k):
     of its ends': the distance to a line is convex along a segment)."""
     r = point_reach(k)
     return tuple(tuple(max(a, b) for a, b in zip(r[start], r[end])) for _, start, end, _, _ in LINK_ROWS)
+
+
+def link_weights(reach):
+    # type: (Sequence[Sequence[float]]) -> dict
+    """For each set of links (indices into LINK_ROWS), per joint the most any of them moves per radian of it
+    (:func:`link_reach`'s rows; kept per arm)."""
+    key = tuple(tuple(row) for row in reach)
+    out = _WEIGHTS.get(key)
+    if out is None:
+        n = len(key)
+        out = {}
+        for bits in range(1, 1 << n):
+            links = frozenset(i for i in range(n) if bits >> i & 1)
+            out[links] = [max(key[i][j] for i in links) for j in range(5)]
+        if len(_WEIGHTS) >= KEEP:
+            _WEIGHTS.clear()
+        _WEIGHTS[key] = out
+    return out
+
+
+_WEIGHTS = {}  # type: dict
 
 
 def box_growth(reach, half):
@@ -280,16 +306,18 @@ def link_segments(pts, grow=None):
     return out
 
 
-def pairs_within(pts, pairs, grow, need):
-    # type: (List[Any], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list]
-    """The (link index, prepared shape) ``pairs`` closer than ``need``, the links at ``pts`` grown by ``grow``
-    (None: not grown): the least distance among them (``need`` + 1e-6 if none), its part, and those pairs in
-    order. A pair whose centres are far enough apart is not computed: its distance is at least ``need``.
+def pairs_within(links, pairs, grow, need):
+    # type: (List[tuple], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list]
+    """The (link index, prepared shape) ``pairs`` closer than ``need``, the links (:func:`link_segments`, not
+    grown) grown by ``grow`` (None: not grown): the least distance among them (``need`` + 1e-6 if none), its
+    part, and those pairs in order. A pair whose centres are far enough apart is not computed: its distance
+    is at least ``need``.
     """
-    links = link_segments(pts, grow)
     low, part, out = need + 1e-6, "", []
     for i, s in pairs:
         _, p, d1, aa, radius, m, half = links[i]
+        if grow is not None:
+            radius += grow[i]
         c = s.centre
         lim = half + radius + need + s.reach
         dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]

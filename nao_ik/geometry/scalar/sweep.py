@@ -24,7 +24,7 @@ from __future__ import division
 import math
 
 from ...model.body_data import LINK_ROWS
-from .clearance import box_growth, link_points, link_reach, pairs_within, prepared
+from .clearance import box_growth, link_points, link_reach, link_segments, link_weights, pairs_within, prepared
 from .swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -191,6 +191,7 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
     # The (link, body shape) pairs a box has yet to clear: a pair whose bound keeps ``need`` over a box keeps it
     # over every part of that box (the bound is below the true least distance there), so its parts skip it.
     everything = [(i, s) for i in range(len(LINK_ROWS)) for s in prepared(shapes)]
+    weights = link_weights(reach)
     boxes = [(list(lo), list(hi), everything)]
     samples = 0
     cornered = False
@@ -199,24 +200,28 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
         centre = [0.5 * (x + y) for x, y in zip(a, b)]
         half = [0.5 * (y - x) for x, y in zip(a, b)]
         samples += 1
-        pts = link_points(k, centre)
-        low, part, open_pairs = pairs_within(pts, pairs, box_growth(reach, half), need)
+        links = link_segments(link_points(k, centre))
+        low, part, open_pairs = pairs_within(links, pairs, box_growth(reach, half), need)
         if not open_pairs:
             continue
-        exact, exact_part, _ = pairs_within(pts, open_pairs, None, need)
+        exact, exact_part, _ = pairs_within(links, open_pairs, None, need)
         if exact < need:
             return False, exact, exact_part, samples
         if samples >= CORNERS_AFTER and not cornered:  # a hard box: a posture at a corner may be in the body
             cornered = True
             for bits in range(1 << len(lo)):
                 corner = [h if bits >> j & 1 else x for j, (x, h) in enumerate(zip(lo, hi))]
-                exact, exact_part, _ = pairs_within(link_points(k, corner), everything, None, need)
+                exact, exact_part, _ = pairs_within(link_segments(link_points(k, corner)), everything, None, need)
                 if exact < need:
                     return False, exact, exact_part, samples
         if samples >= budget:
             return False, low, part, samples
-        links = set(i for i, _ in open_pairs)  # across the joint that moves the links still near the body most
-        j = max(range(5), key=lambda jj: max(reach[i][jj] for i in links) * half[jj])
+        # Across the joint that moves the links still near the body most (the first such joint).
+        weight = weights[frozenset(i for i, _ in open_pairs)]
+        j, most = 0, -1.0
+        for jj in range(5):
+            if weight[jj] * half[jj] > most:
+                j, most = jj, weight[jj] * half[jj]
         mid = centre[j]
         a2, b1 = list(a), list(b)
         b1[j], a2[j] = mid, mid
