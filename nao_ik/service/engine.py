@@ -51,6 +51,10 @@ SAG = 0.06
 #: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
 #: ALMotion's ``isCollision`` whether the robot's own protection did it.
 STOPPED_CYCLES = 5
+#: An arm still this many cycles farther than SAG from a via posture, the robot's protection not holding it,
+#: stays where it is (bent elsewhere by the protection, which has let go, or held by something): the sequence
+#: ends there with an error at once, not when the call's budget runs out.
+GIVE_UP_CYCLES = 3 * STOPPED_CYCLES
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
 
@@ -392,22 +396,27 @@ class Engine:
             if ready is not None and ready(now):
                 return Way(list(now), list(via), speed)
             if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
-                self._protected(model.arm, end, "on its way to a swung-out posture")
+                state = self._protected(model.arm, end, "on its way to a swung-out posture")
+                if still >= GIVE_UP_CYCLES:  # stopped short for good (bent or held elsewhere): not by waiting
+                    raise RuntimeError(f"the arm stopped {off:.2f} rad short of its swung-out posture and stays "
+                                       f"there (isCollision: {state}); nothing more sent")  # fmt: skip
             last = now
             if job is not None and job.stop.wait(CYCLE):
                 return None
             if time.monotonic() > end:
                 raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
 
-    def _protected(self, arm: str, end: float, where: str) -> None:
-        """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it."""
+    def _protected(self, arm: str, end: float, where: str) -> str:
+        """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it; else
+        its answer ("unknown" where ALMotion has no such call or did not answer)."""
         try:
             state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
         except RuntimeError:  # an ALMotion without it, or no answer: the budget decides
-            return
+            return "unknown"
         if state == "collision":
             raise RobotProtection(f"{ROBOT_PROTECTION}: the robot stopped the {arm} {where} (isCollision: "
                                   "collision); nothing more sent")  # fmt: skip
+        return str(state)
 
     def send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
         """``setAngles`` without waiting for ALMotion's answer; its failure reaches the arm's next call.

@@ -1,5 +1,6 @@
 """The motion to an answer never crosses the body: the sweep check, the safe sequence, the other arm, paths."""
 
+import threading
 import time
 
 import numpy as np
@@ -224,6 +225,35 @@ def test_a_swung_out_sequence_goes_on_while_the_arm_moves(awake):
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
+def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reason(awake):
+    """The arm held where it is right after the first leg of a swung-out sequence (another client's command, as
+    the robot's protection that bent it elsewhere and let go would leave it): the reach ends within a second
+    with what happened, not when its budget runs out, and sends nothing more."""
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    before, held = len(awake.moves()), []
+
+    def hold() -> None:
+        end = time.monotonic() + 10
+        while len(awake.moves()) == before and time.monotonic() < end:
+            time.sleep(0.002)
+        held.append(awake.stub.getAngles(names, True))
+        awake.stub.setAngles(names, held[0], 1.0)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"stopped .* rad short of its swung-out posture and stays there "
+                                           r"\(isCollision: (none|near)\); nothing more sent"):  # fmt: skip
+        awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
+    took = time.monotonic() - t0
+    holder.join()
+    assert took < 2.0, took  # the call's budget is 10 s
+    sent = [m["angles"] for m in awake.moves()[before:]]
+    assert len(sent) == 2 and sent[1] == held[0]  # the first leg, then the hold: nothing more
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_compute_angles_says_how_many_commands(awake):
     names = list(arm_model("LArm").names)
     _put(awake, names, CROSSING_START)
@@ -379,7 +409,8 @@ def test_a_sagging_arm_arrives_at_its_swung_out_posture(awake):
 
 def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protection(mocker):
     """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
-    "collision" - the answer says the robot's protection stopped it, not that time ran out."""
+    "collision" - the answer says the robot's protection stopped it, not that time ran out; "none" - the answer
+    says where the arm stays, at once."""
     from nao_ik.service.engine import ROBOT_PROTECTION, Engine, RobotProtection
 
     ik = Engine.__new__(Engine)
@@ -390,9 +421,11 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
     with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
     ik.motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
-    ik.motion.call.return_value = "none"  # stopped, but not by the robot's protection: the budget decides
-    with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
-        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.3, 0.2)
+    ik.motion.call.return_value = "none"  # stopped, not by the robot's protection: it stays there, said at once
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"stopped 0\.50 rad short .* \(isCollision: none\); nothing more sent"):
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
+    assert time.monotonic() - t0 < 2.0
 
 
 def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake):
