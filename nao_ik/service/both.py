@@ -3,8 +3,8 @@
 Each arm's answer goes through the same checks as every command (:meth:`Engine.command`: finite, clamped
 into the robot's limits); the pair is checked against the body and each arm against the other where it
 starts and where it ends, still and moving; where an arm still on its way to an earlier command has no safe
-motion from somewhere on that way, from where both arms stop. Where the direct motions may meet at some timing, the arms go in
-legs along their straight lines, each leg sent once both arrived.
+motion from somewhere on that way, from where both arms stop. Where the direct motions may meet at some
+timing, the arms go in legs along their straight lines, each leg sent once both arrived.
 """
 
 from __future__ import annotations

@@ -51,10 +51,11 @@ SAG = 0.06
 #: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
 #: ALMotion's ``isCollision`` whether the robot's own protection did it.
 STOPPED_CYCLES = 5
-#: An arm still this many cycles farther than SAG from a via posture, the robot's protection not holding it,
-#: stays where it is (bent elsewhere by the protection, which has let go, or held by something): the sequence
-#: ends there with an error at once, not when the call's budget runs out.
-GIVE_UP_CYCLES = 3 * STOPPED_CYCLES
+#: An arm still this long (s) farther than SAG from a posture it was sent to, every command to it answered by
+#: ALMotion and the robot's protection not holding it, stays where it is (bent elsewhere by the protection,
+#: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not
+#: when the call's budget runs out.
+GIVE_UP = 15 * CYCLE
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
 
@@ -88,6 +89,10 @@ class RobotProtection(RuntimeError):
     """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
 
     partial: Command | tuple = ()
+
+
+class StoppedShort(RuntimeError):
+    """An arm stays short of a posture it was sent to, the robot's protection not holding it (:meth:`Engine.arrive`)."""
 
 
 def apart(a: Any, b: Any) -> float:
@@ -385,8 +390,9 @@ class Engine:
 
         Raises:
             RobotProtection: the arm stopped short and the robot says its collision protection did it.
+            StoppedShort: the arm stays short of ``via`` (GIVE_UP), the robot's protection not holding it.
         """
-        last, still = None, 0
+        last, still, since = None, 0, None
         while True:
             now, _ = self.sensed.read(list(model.names), left(end), fresh=True)
             off = apart(now, via)
@@ -396,12 +402,19 @@ class Engine:
             if ready is not None and ready(now):
                 return Way(list(now), list(via), speed)
             if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
+                self._protected(model.arm, end, "on its way to a swung-out posture")
+            # Still since when, counted once ALMotion has taken every command (a command it has not taken yet may
+            # still set the arm off).
+            taken = still >= 2 and self._sent[model.arm].answered()
+            since = (since if since is not None else time.monotonic()) if taken else None
+            if since is not None and time.monotonic() - since >= GIVE_UP and not (job and job.stop.is_set()):
                 state = self._protected(model.arm, end, "on its way to a swung-out posture")
-                if still >= GIVE_UP_CYCLES:  # stopped short for good (bent or held elsewhere): not by waiting
-                    raise RuntimeError(f"the arm stopped {off:.2f} rad short of its swung-out posture and stays "
-                                       f"there (isCollision: {state}); nothing more sent")  # fmt: skip
+                raise StoppedShort(f"the {model.arm} stopped {off:.2f} rad short of the posture it was sent to and "
+                                   f"stays there (isCollision: {state}); nothing more sent")  # fmt: skip
             last = now
-            if job is not None and job.stop.wait(CYCLE):
+            if job is None:
+                time.sleep(CYCLE)
+            elif job.stop.wait(CYCLE):
                 return None
             if time.monotonic() > end:
                 raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
@@ -411,7 +424,7 @@ class Engine:
         its answer ("unknown" where ALMotion has no such call or did not answer)."""
         try:
             state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
-        except RuntimeError:  # an ALMotion without it, or no answer: the budget decides
+        except RuntimeError:  # an ALMotion without it, or no answer
             return "unknown"
         if state == "collision":
             raise RobotProtection(f"{ROBOT_PROTECTION}: the robot stopped the {arm} {where} (isCollision: "

@@ -154,6 +154,10 @@ class Unanswered:
         """A command just sent."""
         self._sent.append((time.monotonic(), pending))
 
+    def answered(self) -> bool:
+        """Whether ALMotion has answered every command sent (each one taken: the arm is on its way, or stopped)."""
+        return all(p.future.isFinished() for _, p in self._sent)
+
     def check(self, budget: float) -> None:
         """Forget the answered commands; raise the first failure, or a command unanswered past its limit.
 

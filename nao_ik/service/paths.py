@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MOVING, Engine, Way, apart
+from .engine import CYCLE, MOVING, Engine, StoppedShort, Way, apart
 from .jobs import Job, Stopped
 from .reach import position_method
 
@@ -113,9 +113,9 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         sent = 1
         # The rest of the path streams once the arm is there (nothing to wait for after a single point).
         if len(safe) > 1 and (blocked is None or blocked[0] > 1):
-            way = engine.arrive(model, safe[0], job, end, speed)
+            way, stuck = _arrived(engine, model, safe[0], job, end, speed)
             if way is None:
-                blocked = (1, job.reason)
+                blocked = (1, stuck or job.reason)
             elif apart(way.reading, safe[0]) > ARRIVED:
                 # Stopped short of the first point (a sagging joint): the stream is checked from there.
                 again = _blocked(engine, model, way.reading, safe, speed, None, False, check)
@@ -129,10 +129,10 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     for k in range(sent, len(safe) if blocked is None else blocked[0]):
         q = safe[k]
         if k in slow and k > 0:
-            way = engine.arrive(model, safe[k - 1], job, end, speed)
+            way, failed = _arrived(engine, model, safe[k - 1], job, end, speed)
+            if way is None:
+                break
             try:
-                if way is None:
-                    break
                 engine.command(model, q, way.reading, True, end, f"trackPath {name}: the jump to point {k}", speed,
                                job)  # fmt: skip
             except RuntimeError as e:
@@ -140,7 +140,8 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 break
             sent += 1
             slowed.append(k)
-            if engine.arrive(model, q, job, end, speed) is None:
+            way, failed = _arrived(engine, model, q, job, end, speed)
+            if way is None:
                 break
             done = time.monotonic()
             continue
@@ -158,6 +159,15 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                           time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
     answer["slowed"] = slowed
     return answer
+
+
+def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, speed: float) -> tuple:
+    """(:meth:`Engine.arrive` at ``q``, ""), or (None, why) where the arm stays short of it (None, "": the job
+    was stopped)."""
+    try:
+        return engine.arrive(model, q, job, end, speed), ""
+    except StoppedShort as e:
+        return None, str(e)
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,

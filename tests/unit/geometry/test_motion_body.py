@@ -243,8 +243,8 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
     holder = threading.Thread(target=hold)
     holder.start()
     t0 = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"stopped .* rad short of its swung-out posture and stays there "
-                                           r"\(isCollision: (none|near)\); nothing more sent"):  # fmt: skip
+    with pytest.raises(RuntimeError, match=r"the LArm stopped .* rad short of the posture it was sent to and stays "
+                                           r"there \(isCollision: (none|near)\); nothing more sent"):  # fmt: skip
         awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
     took = time.monotonic() - t0
     holder.join()
@@ -410,22 +410,30 @@ def test_a_sagging_arm_arrives_at_its_swung_out_posture(awake):
 def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protection(mocker):
     """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
     "collision" - the answer says the robot's protection stopped it, not that time ran out; "none" - the answer
-    says where the arm stays, at once."""
-    from nao_ik.service.engine import ROBOT_PROTECTION, Engine, RobotProtection
+    says where the arm stays, at once (once ALMotion has taken every command to the arm)."""
+    from nao_ik.service.engine import GIVE_UP, ROBOT_PROTECTION, Engine, RobotProtection, StoppedShort
+    from nao_ik.service.jobs import Job
 
     ik = Engine.__new__(Engine)
     ik.sensed = mocker.Mock()
     ik.sensed.read.return_value = ([0.0, 0.3, -1.0, -0.5, 0.0], 0.0)
     ik.motion = mocker.Mock(timeout=1.0)
+    ik._sent = {"LArm": mocker.Mock()}
+    ik._sent["LArm"].answered.return_value = True
     ik.motion.call.return_value = "collision"
     with pytest.raises(RobotProtection, match=ROBOT_PROTECTION):
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
     ik.motion.call.assert_called_with("isCollision", "LArm", budget=mocker.ANY)
     ik.motion.call.return_value = "none"  # stopped, not by the robot's protection: it stays there, said at once
-    t0 = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"stopped 0\.50 rad short .* \(isCollision: none\); nothing more sent"):
-        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 5.0, 0.2)
-    assert time.monotonic() - t0 < 2.0
+    for job in (None, Job("LArm")):
+        t0 = time.monotonic()
+        with pytest.raises(StoppedShort, match=r"LArm stopped 0\.50 rad short .* \(isCollision: none\); nothing mo"):
+            ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], job, time.monotonic() + 5.0, 0.2)
+        assert GIVE_UP <= time.monotonic() - t0 < 2.0
+    # A command ALMotion has not taken yet may still set the arm off: the budget decides.
+    ik._sent["LArm"].answered.return_value = False
+    with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
+        ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.5, 0.2)
 
 
 def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake):
