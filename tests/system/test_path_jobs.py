@@ -1,5 +1,6 @@
 """Over real libqi: a trackPath is a job on its arm; other callers are answered while it runs, and it can be stopped."""
 
+import threading
 import time
 
 import numpy as np
@@ -207,3 +208,29 @@ def test_many_long_computations_on_one_arm_leave_the_other_arm_served(awake):
     assert last.value(5000)["stopped"] == "stopped by stopPath" and awake.moves() == []
     report.lines.append(f"computeAngles on RArm while 8 long paths were sent to LArm: {busy * 1e3:.0f} ms "
                         f"(median of 5; {idle * 1e3:.1f} ms with none)")  # fmt: skip
+
+
+def test_a_path_whose_arm_stays_short_of_its_first_point_stops_there_at_once_and_says_why(awake):
+    """The arm held where it is right after the path's first point was sent (another client's command): the path
+    stops there within a second, its answer naming where the arm stays, instead of waiting out its budget."""
+    names = [f"L{j}" for j in ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")]
+    awake.ik.setSpeed(0.3)
+    before, held = len(awake.moves()), []
+
+    def hold() -> None:
+        end = time.monotonic() + 10
+        while len(awake.moves()) == before and time.monotonic() < end:
+            time.sleep(0.002)
+        held.append(awake.stub.getAngles(names, True))
+        awake.stub.setAngles(names, held[0], 1.0)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    t0 = time.monotonic()
+    r = awake.ik.trackPath("LArm", LEFT[:50], "analytic")
+    took = time.monotonic() - t0
+    holder.join()
+    assert r["sent"] == 1 and not r["completed"], r["stopped"]
+    assert "LArm stopped" in r["stopped"] and "short of the posture it was sent to" in r["stopped"], r["stopped"]
+    assert took < 3.0, took  # the path's budget is over 10 s
+    assert [m["angles"] for m in awake.moves()[before:]][1:] == held  # the first point, then the hold: no more
