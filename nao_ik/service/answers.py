@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..kinematics.frames import point_from_torso
-from .engine import ROBOT_PROTECTION, Command
+from .engine import Command
 
 
 def _motion(command: Command, moved: bool) -> dict:
@@ -22,9 +22,10 @@ def _motion(command: Command, moved: bool) -> dict:
 
 
 def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms: float, command: Command,
-          moved: bool, protected: bool) -> dict:  # fmt: skip
-    """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``protected``: the
-    robot's own collision protection stopped the arm on its way."""
+          moved: bool, stopped: str = "") -> dict:  # fmt: skip
+    """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``stopped``: why the
+    arm stopped on its way (:data:`~nao_ik.service.engine.ROBOT_PROTECTION`, or where it stays short), "" if
+    it did not."""
     commands = command.commands
     return {
         "arm": arm,
@@ -32,7 +33,7 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         "target": list(target),
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached) and not protected,
+        "reached": bool(sol.reached) and not stopped,
         "error": float(sol.error),
         "iterations": int(sol.iterations),
         "solveTimeMs": float(solve_ms),
@@ -44,8 +45,9 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
         "refined": bool(sol.refined),
         # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
-        # "robot collision protection" (the robot's own protection stopped the arm on its way).
-        "reason": ROBOT_PROTECTION if protected else str(sol.reason),
+        # "robot collision protection" (the robot's own protection stopped the arm on its way), or where the arm
+        # stays short of a posture on its way ("the LArm stopped ... short ...").
+        "reason": stopped or str(sol.reason),
         # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
         # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
         # 0 (computeAngles only) when no safe motion from the current posture exists.

@@ -85,13 +85,17 @@ class Command(NamedTuple):
     check: float = 0.0
 
 
-class RobotProtection(RuntimeError):
-    """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
+class StoppedOnItsWay(RuntimeError):
+    """An arm stopped on its way through a sequence's postures; ``partial``: what was sent (:class:`Command`)."""
 
     partial: Command | tuple = ()
 
 
-class StoppedShort(RuntimeError):
+class RobotProtection(StoppedOnItsWay):
+    """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
+
+
+class StoppedShort(StoppedOnItsWay):
     """An arm stays short of a posture it was sent to, the robot's protection not holding it (:meth:`Engine.arrive`)."""
 
 
@@ -241,7 +245,7 @@ class Engine:
                     t1 = time.perf_counter()
                     try:
                         way = self.arrive(model, commands[k - 1], job, end, speed, ready)
-                    except RobotProtection as e:
+                    except StoppedOnItsWay as e:
                         e.partial = Command(safe, clamped, change, seconds, sent,
                                             waited[0] + time.perf_counter() - t1, checked)  # fmt: skip
                         raise

@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.pointing import point_at
 from ..recipes.reachability import ClearCheck, is_reachable, nearest_reachable
 from . import answers
-from .engine import Engine, RobotProtection, left
+from .engine import ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, left
 from .jobs import Job
 
 DEFAULT_METHOD = "analytic"
@@ -53,15 +53,15 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
         what = f"{name} for {target}"
         try:
             command = engine.command(model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
-            protected = ""
-        except RobotProtection as e:  # the robot's own protection stopped the arm on the way: say so
-            command, protected = e.partial, str(e)
-            engine.log.warning(f"reach {arm} stopped by the robot", f"{what}: {protected}")
+            stopped = ""
+        except StoppedOnItsWay as e:  # the robot's protection (or something) stopped the arm on the way: say so
+            command, stopped = e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)
+            engine.log.warning(f"reach {arm} stopped on its way", f"{what}: {e}")
     engine.log.info(
         f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
         f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
     )
-    return answers.reach(arm, name, target, names, sol, solve_ms, command, move, bool(protected))
+    return answers.reach(arm, name, target, names, sol, solve_ms, command, move, stopped)
 
 
 def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:

@@ -1,5 +1,6 @@
 """The motion to an answer never crosses the body: the sweep check, the safe sequence, the other arm, paths."""
 
+import re
 import threading
 import time
 
@@ -227,8 +228,8 @@ def test_a_swung_out_sequence_goes_on_while_the_arm_moves(awake):
 
 def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reason(awake):
     """The arm held where it is right after the first leg of a swung-out sequence (another client's command, as
-    the robot's protection that bent it elsewhere and let go would leave it): the reach ends within a second
-    with what happened, not when its budget runs out, and sends nothing more."""
+    the robot's protection that bent it elsewhere and let go would leave it): the reach answers within a second,
+    not reached, with where the arm stays, not when its budget runs out, and sends nothing more."""
     names = list(arm_model("LArm").names)
     _put(awake, names, CROSSING_START)
     before, held = len(awake.moves()), []
@@ -243,14 +244,19 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
     holder = threading.Thread(target=hold)
     holder.start()
     t0 = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"the LArm stopped .* rad short of the posture it was sent to and stays "
-                                           r"there \(isCollision: (none|near)\); nothing more sent"):  # fmt: skip
-        awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
+    r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
     took = time.monotonic() - t0
+    assert not r["reached"] and r["moved"] and r["commands"] == 1, r
+    assert re.fullmatch(
+        r"the LArm stopped \d\.\d\d rad short of the posture it was sent to and stays there "
+        r"\(isCollision: (none|near)\); nothing more sent",
+        r["reason"],
+    ), r["reason"]
     holder.join()
     assert took < 2.0, took  # the call's budget is 10 s
     sent = [m["angles"] for m in awake.moves()[before:]]
     assert len(sent) == 2 and sent[1] == held[0]  # the first leg, then the hold: nothing more
+    assert r["via"] == sent[:1] and r["angles"] != sent[0]  # the answer: the leg sent, on the way to its angles
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
