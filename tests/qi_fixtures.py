@@ -7,6 +7,8 @@ a third is the user.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 import pytest
@@ -71,6 +73,27 @@ class Stack:
                 return
             time.sleep(0.02)
         raise AssertionError("the simulated joints did not arrive")
+
+    @contextlib.contextmanager
+    def holding_after_next_move(self, names: list):
+        """While the block runs: once the robot receives its next command, hold ``names`` where they are then
+        (another client's setAngles to their sensed angles, as something holding the arm). Yields the list
+        the held angles go into; the block's end waits for the hold."""
+        before, held = len(self.moves()), []
+
+        def hold() -> None:
+            end = time.monotonic() + 10
+            while len(self.moves()) == before and time.monotonic() < end:
+                time.sleep(0.002)
+            held.append(self.stub.getAngles(names, True))
+            self.stub.setAngles(names, held[0], 1.0)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            yield held
+        finally:
+            holder.join()
 
     def close(self) -> None:
         self.robot.motion.setHang("getAngles", 0)  # let a hung stub go

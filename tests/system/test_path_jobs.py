@@ -1,6 +1,5 @@
 """Over real libqi: a trackPath is a job on its arm; other callers are answered while it runs, and it can be stopped."""
 
-import threading
 import time
 
 import numpy as np
@@ -215,21 +214,11 @@ def test_a_path_whose_arm_stays_short_of_its_first_point_stops_there_at_once_and
     stops there within a second, its answer naming where the arm stays, instead of waiting out its budget."""
     names = [f"L{j}" for j in ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")]
     awake.ik.setSpeed(0.3)
-    before, held = len(awake.moves()), []
-
-    def hold() -> None:
-        end = time.monotonic() + 10
-        while len(awake.moves()) == before and time.monotonic() < end:
-            time.sleep(0.002)
-        held.append(awake.stub.getAngles(names, True))
-        awake.stub.setAngles(names, held[0], 1.0)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    t0 = time.monotonic()
-    r = awake.ik.trackPath("LArm", LEFT[:50], "analytic")
+    before = len(awake.moves())
+    with awake.holding_after_next_move(names) as held:
+        t0 = time.monotonic()
+        r = awake.ik.trackPath("LArm", LEFT[:50], "analytic")
     took = time.monotonic() - t0
-    holder.join()
     assert r["sent"] == 1 and not r["completed"], r["stopped"]
     assert "LArm stopped" in r["stopped"] and "short of the posture it was sent to" in r["stopped"], r["stopped"]
     assert took < 3.0, took  # the path's budget is over 10 s

@@ -1,7 +1,6 @@
 """The motion to an answer never crosses the body: the sweep check, the safe sequence, the other arm, paths."""
 
 import re
-import threading
 import time
 
 import numpy as np
@@ -232,19 +231,10 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
     not reached, with where the arm stays, not when its budget runs out, and sends nothing more."""
     names = list(arm_model("LArm").names)
     _put(awake, names, CROSSING_START)
-    before, held = len(awake.moves()), []
-
-    def hold() -> None:
-        end = time.monotonic() + 10
-        while len(awake.moves()) == before and time.monotonic() < end:
-            time.sleep(0.002)
-        held.append(awake.stub.getAngles(names, True))
-        awake.stub.setAngles(names, held[0], 1.0)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    t0 = time.monotonic()
-    r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
+    before = len(awake.moves())
+    with awake.holding_after_next_move(names) as held:
+        t0 = time.monotonic()
+        r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.3)
     took = time.monotonic() - t0
     assert not r["reached"] and r["moved"] and r["commands"] == 1, r
     assert re.fullmatch(
@@ -252,7 +242,6 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
         r"\(isCollision: (none|near)\); nothing more sent",
         r["reason"],
     ), r["reason"]
-    holder.join()
     assert took < 2.0, took  # the call's budget is 10 s
     sent = [m["angles"] for m in awake.moves()[before:]]
     assert len(sent) == 2 and sent[1] == held[0]  # the first leg, then the hold: nothing more
