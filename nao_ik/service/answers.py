@@ -58,8 +58,9 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
 
 
 def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: float, command: Command,
-         moved: bool) -> dict:  # fmt: skip
-    """A pose reach's (``reachToPose`` ..., ``computePose``): ``sol`` a :class:`nao_ik.PoseSolution`."""
+         moved: bool, stopped: str = "") -> dict:  # fmt: skip
+    """A pose reach's (``reachToPose`` ..., ``computePose``): ``sol`` a :class:`nao_ik.PoseSolution`; ``stopped``
+    as for :func:`reach`."""
     return {
         "arm": arm,
         "method": sol.method,
@@ -67,8 +68,8 @@ def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: 
         "axisMask": mask,
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached),
-        "reason": str(sol.reason),
+        "reached": bool(sol.reached) and not stopped,
+        "reason": stopped or str(sol.reason),
         "error": float(sol.error),
         "positionError": float(sol.position_error),
         "orientationError": float(sol.rotation_error),
