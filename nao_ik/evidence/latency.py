@@ -174,7 +174,8 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
 
 class ReadReach(NamedTuple):
     """One protocol of :func:`read_then_reach`: per reach, the getAngles and reachTo times (s), the commands the
-    reach sent (0: refused), the refusals' reasons, and per reach the answer's ``waitMs`` and ``checkMs`` (0 for
+    reach sent (0: refused, or not reached: stopped on its way), the refusals' reasons (and those of the reaches
+    not reached), and per reach the answer's ``waitMs`` and ``checkMs`` (0 for
     a refusal)."""
 
     read: list
@@ -228,6 +229,9 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
             try:
                 got = ik.reachToWithArm("LArm", *targets[k % len(targets)], "analytic")
                 sent, wait, check = got["commands"], got["waitMs"], got["checkMs"]
+                if not got["reached"]:  # stopped on its way (the targets are reachable): a failed reach too
+                    sent = 0
+                    out.refusals.append(got["reason"])
             except RuntimeError as e:
                 sent, wait, check = 0, 0.0, 0.0
                 out.refusals.append(str(e).split(": ", 1)[-1])
@@ -256,11 +260,12 @@ def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=None)
           "call (medians; ratio: reachTo / getAngles). Each reach is sent at once (one command, no wait), after "
           "waiting for the arm to stop (one command: no motion to the target was certified from everywhere on the "
           "arm's way, overshoot included), in legs (swung out first: each leg waits for the arm at the one "
-          "before), or refused; check: the motion check's computation (the answer's checkMs).",
+          "before), or refused or stopped on its way (not reached); check: the motion check's computation (the "
+          "answer's checkMs).",
           file=out)  # fmt: skip
     print(file=out)
     print("| the program | median getAngles | median reachTo | ratio | sent at once | after waiting | in legs | "
-          "refused | median reachTo, sent at once | ratio, sent at once | median check, sent at once |",
+          "refused or stopped | median reachTo, sent at once | ratio, sent at once | median check, sent at once |",
           file=out)  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for still, label in ((False, "reads and reaches at once"), (True, "waits until the arm stopped, then reads")):
