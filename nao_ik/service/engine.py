@@ -405,14 +405,14 @@ class Engine:
                 return Way(list(now), list(now), speed)
             if ready is not None and ready(now):
                 return Way(list(now), list(via), speed)
-            if still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
-                self._protected(model.arm, end, "on its way to a swung-out posture")
             # Still since when, counted once ALMotion has taken every command (a command it has not taken yet may
             # still set the arm off).
             taken = still >= 2 and self._sent[model.arm].answered()
             since = (since if since is not None else time.monotonic()) if taken else None
-            if since is not None and time.monotonic() - since >= GIVE_UP and not (job and job.stop.is_set()):
+            stays = since is not None and time.monotonic() - since >= GIVE_UP and not (job and job.stop.is_set())
+            if stays or still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
                 state = self._protected(model.arm, end, "on its way to a swung-out posture")
+            if stays:
                 raise StoppedShort(f"the {model.arm} stopped {off:.2f} rad short of the posture it was sent to and "
                                    f"stays there (isCollision: {state}); nothing more sent")  # fmt: skip
             last = now

@@ -51,7 +51,7 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
         sol = solve(target, model, name, initial=start)
         solve_ms = (time.perf_counter() - t0) * 1e3
         what = f"{name} for {target}"
-        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a, arm, job)
+        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
     engine.log.info(
         f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
         f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
@@ -74,7 +74,7 @@ def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
         sol = solve_pose(pose, model, mask, initial=start, method=method)
         solve_ms = (time.perf_counter() - t0) * 1e3
         what = f"{method} for {list(pose)}"
-        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a, arm, job)
+        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
     engine.log.info(
         f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
         f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
@@ -83,14 +83,14 @@ def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
     return answers.pose(arm, pose, mask, names, sol, solve_ms, command, move, stopped)
 
 
-def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, end: float, what: str, a: dict,
-             arm: str, job: Job | None) -> tuple:  # fmt: skip
+def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, end: float, what: str,
+             speed: float | None, job: Job | None) -> tuple:  # fmt: skip
     """(:meth:`Engine.command`'s command, "") or, where the arm stopped on its way (the robot's protection, or
     something holds it short), (what was sent, why: the answer's ``reason``)."""
     try:
-        return engine.command(model, angles, start, move, end, what, a.get("fractionMaxSpeed"), job), ""
+        return engine.command(model, angles, start, move, end, what, speed, job), ""
     except StoppedOnItsWay as e:
-        engine.log.warning(f"reach {arm} stopped on its way", f"{what}: {e}")
+        engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)
 
 

@@ -1,0 +1,25 @@
+"""nao_ik.evidence.versus: this code's single solve against another checkout's, each in its own process."""
+
+import io
+
+import numpy as np
+
+from nao_ik.evidence.protocol import sample_targets
+from nao_ik.evidence.versus import HERE, best_times, print_versus
+
+
+def test_each_code_times_every_target_with_and_without_the_body():
+    targets = sample_targets("LArm", 6, 0)
+    best = best_times({"a": HERE, "b": HERE}, targets, "LArm", 2)
+    for name in ("a", "b"):
+        for key in ("body", "none"):
+            assert best[name][key].shape == (6,) and np.all(best[name][key] > 0) and np.all(best[name][key] < 1)
+
+
+def test_the_table_has_both_codes_and_their_ratios():
+    out = io.StringIO()
+    print_versus(out, HERE, sample_targets("LArm", 4, 0), "LArm", 1)
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"]
+    ratios = rows[-1].strip("| ").split(" | ")[1:]
+    assert len(ratios) == 5 and all(x == "-" or float(x) > 0 for x in ratios) and float(ratios[0]) > 0
