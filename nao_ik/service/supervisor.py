@@ -66,7 +66,8 @@ def supervise(command: Sequence[str], stop_deadline: float = STOP_GRACE,
         on_start: called with each worker's pid.
 
     Returns:
-        The exit status: the worker's when it stopped (0 for a clean stop), 1 if it had to be killed.
+        The exit status: the worker's when it stopped (0 for a clean stop, or where the forwarded signal ended
+        it), 1 if it had to be killed.
     """
     stop = threading.Event()
     received: list[int] = []
@@ -106,11 +107,13 @@ def supervise(command: Sequence[str], stop_deadline: float = STOP_GRACE,
 
 
 def _stop(worker: subprocess.Popen, signum: int, deadline: float) -> int:
-    """Forward ``signum`` to the worker and wait for it (killed after ``deadline`` s): its status."""
+    """Forward ``signum`` to the worker and wait for it (killed after ``deadline`` s): its status, 0 where the
+    signal itself ended it (a worker still starting, before its handlers are set, stops as asked)."""
     if worker.poll() is None:
         worker.send_signal(signum)
     try:
-        return worker.wait(deadline)
+        code = worker.wait(deadline)
+        return 0 if code == -signum else code
     except subprocess.TimeoutExpired:
         _say(f"the service process did not stop {deadline:g} s after the signal; killed it")
         worker.kill()

@@ -114,3 +114,21 @@ def test_a_crashing_worker_is_restarted_and_a_crash_loop_backs_off(tmp_path):
     n = len(starts.read_text())
     assert 4 <= n <= 8, (n, err)  # BURST at once, then 0.5, 1, 2 s apart
     assert "times in 10 s; restarting it in" in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_a_worker_still_starting_stops_it_as_asked(tmp_path, signum):
+    """A worker the forwarded signal ends before it set its handlers (still importing, on a busy machine): the
+    supervisor stops with status 0 (it was asked to stop, and did), as it does with a worker that handles it."""
+    started = tmp_path / "started"
+    worker = f"import time; open({str(started)!r}, 'w').close(); time.sleep(30)"  # Python's default handlers
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from nao_ik.service import supervisor; "
+                               f"sys.exit(supervisor.supervise([{sys.executable!r}, '-c', {worker!r}]))"],  # fmt: skip
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    end = time.monotonic() + 20
+    while not started.exists() and time.monotonic() < end:
+        time.sleep(0.02)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=20) == 0, proc.stderr.read()
