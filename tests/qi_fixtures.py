@@ -75,25 +75,25 @@ class Stack:
         raise AssertionError("the simulated joints did not arrive")
 
     @contextlib.contextmanager
-    def holding_after_next_move(self, names: list):
-        """While the block runs: once the robot receives its next command, hold ``names`` where they are then
-        (another client's setAngles to their sensed angles, as something holding the arm). Yields the list
-        the held angles go into; the block's end waits for the hold."""
-        before, held = len(self.moves()), []
+    def after_next_move(self, names: list, to: list | None = None):
+        """While the block runs: once the robot receives its next command, another client's setAngles sends
+        ``names`` to ``to`` (None: holds them where they are then, as something holding the arm). Yields the list
+        the angles sent go into; the block's end waits for that command."""
+        before, sent = len(self.moves()), []
 
-        def hold() -> None:
+        def move() -> None:
             end = time.monotonic() + 10
             while len(self.moves()) == before and time.monotonic() < end:
                 time.sleep(0.002)
-            held.append(self.stub.getAngles(names, True))
-            self.stub.setAngles(names, held[0], 1.0)
+            sent.append(self.stub.getAngles(names, True) if to is None else list(to))
+            self.stub.setAngles(names, sent[0], 1.0)
 
-        holder = threading.Thread(target=hold)
-        holder.start()
+        mover = threading.Thread(target=move)
+        mover.start()
         try:
-            yield held
+            yield sent
         finally:
-            holder.join()
+            mover.join()
 
     def close(self) -> None:
         self.robot.motion.setHang("getAngles", 0)  # let a hung stub go

@@ -219,7 +219,7 @@ class Engine:
         seconds = move_seconds(model, start, safe, speed)
         waited, t0 = [0.0], time.perf_counter()
         if model.body:
-            model, start, near, route, way = self._plan(model, start, safe, speed, move, job, end, what, waited)
+            model, start, near, route, _ = self._plan(model, start, safe, speed, move, job, end, what, waited)
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
@@ -228,51 +228,63 @@ class Engine:
             change = apart(safe, start)
             seconds = max(move_seconds(model, start, safe, speed), route.seconds)
         else:
-            route, way = None, None
+            route = None
         checked = time.perf_counter() - t0 - waited[0]
         commands = [safe] if route is None else route.commands
         if not move:
             return Command(safe, clamped, change, seconds, commands, waited[0], checked)
         names, sent = list(model.names), []
-        for k, q in enumerate(commands):
-            if time.monotonic() > end:
-                raise RuntimeError(f"the reach took longer than its {self.budget:g} s budget; nothing more sent")
-            if k:
-                # The next leg goes once it is certified from the rest of the arm's way to the last one (its
-                # reading toward it, a retarget's overshoot included); where the body now says no to that (the
-                # other arm moved), once the arm stopped there, as where it says no from the start.
-                for ready in (functools.partial(_onward, model, commands[k - 1], speed, q), None):
-                    t1 = time.perf_counter()
-                    try:
-                        way = self.arrive(model, commands[k - 1], job, end, speed, ready)
-                    except StoppedOnItsWay as e:
-                        e.partial = Command(safe, clamped, change, seconds, sent,
-                                            waited[0] + time.perf_counter() - t1, checked)  # fmt: skip
-                        raise
-                    finally:
-                        waited[0] += time.perf_counter() - t1
-                    if way is None:
+        try:
+            for k, q in enumerate(commands):
+                if time.monotonic() > end:
+                    raise (StoppedOnItsWay if sent else RuntimeError)(
+                        f"the reach took longer than its {self.budget:g} s budget; nothing more sent"
+                    )
+                if k:
+                    model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
+                    if model is None:
                         break  # a later call took the arm: it commands from where the arm is
-                    # The body now: the other arm may have moved, or been sent somewhere, since the plan.
-                    model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
-                    early = way.reading != way.aim  # sent on its way, not stopped there
-                    near = clearance(model, safe, model.body)
-                    if near.distance >= MARGIN - 1e-6 and sweep_moving(model, way.reading, way.aim, way.fraction,
-                                                                       q).clear:  # fmt: skip
-                        break
-                    if early:
-                        continue
-                    if near.distance < MARGIN - 1e-6:
-                        raise RuntimeError(f"{what}: collision: the {near.part} is now where the arm was going; "
-                                           "nothing more sent")  # fmt: skip
-                    # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
-                    raise RuntimeError(f"{what}: motion: from where the arm reached its last posture on the way the "
-                                       "next move would cross the body; nothing more sent")  # fmt: skip
-                if way is None:
-                    break
-            self.send(model.arm, names, q, speed, end)
-            sent.append(q)
+                self.send(model.arm, names, q, speed, end)
+                sent.append(q)
+        except StoppedOnItsWay as e:  # part of the sequence went: what was sent
+            e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
+            raise
         return Command(safe, clamped, change, seconds, sent, waited[0], checked)
+
+    def _next_leg(self, model: ArmModel, via: list, q: list, goal: list, speed: float, job: Job | None, end: float,
+                  what: str, waited: list) -> ArmModel | None:  # fmt: skip
+        """Wait until the leg from ``via`` (the last command sent) to ``q`` may go: once it is certified from the
+        rest of the arm's way to ``via`` (its reading toward it, a retarget's overshoot included); where the body
+        now says no to that (the other arm moved), once the arm stopped there, as where it says no from the start.
+
+        Returns:
+            The arm's model now (the body where it is now), or None where a later call took the arm.
+
+        Raises:
+            StoppedOnItsWay: the sequence ends here (the arm stopped short, or the body now bars the rest).
+        """
+        for ready in (functools.partial(_onward, model, via, speed, q), None):
+            t1 = time.perf_counter()
+            try:
+                way = self.arrive(model, via, job, end, speed, ready)
+            finally:
+                waited[0] += time.perf_counter() - t1
+            if way is None:
+                return None
+            # The body now: the other arm may have moved, or been sent somewhere, since the plan.
+            model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
+            near = clearance(model, goal, model.body)
+            if near.distance >= MARGIN - 1e-6 and sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
+                return model
+            if way.reading != way.aim:  # sent on its way, not stopped there: wait until it stops
+                continue
+            if near.distance < MARGIN - 1e-6:
+                raise StoppedOnItsWay(f"{what}: collision: the {near.part} is now where the arm was going; "
+                                      "nothing more sent")  # fmt: skip
+            # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
+            raise StoppedOnItsWay(f"{what}: motion: from where the arm reached its last posture on the way the "
+                                  "next move would cross the body; nothing more sent")  # fmt: skip
+        raise AssertionError("unreachable: the second pass waits for the arm to stop")
 
     def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
               what: str, waited: list) -> tuple:  # fmt: skip
@@ -395,6 +407,7 @@ class Engine:
         Raises:
             RobotProtection: the arm stopped short and the robot says its collision protection did it.
             StoppedShort: the arm stays short of ``via`` (GIVE_UP), the robot's protection not holding it.
+            StoppedOnItsWay: the call's budget ran out before the arm got there.
         """
         last, still, since = None, 0, None
         while True:
@@ -421,7 +434,9 @@ class Engine:
             elif job.stop.wait(CYCLE):
                 return None
             if time.monotonic() > end:
-                raise RuntimeError("the arm did not reach its swung-out posture within the budget; nothing more sent")
+                raise StoppedOnItsWay(
+                    "the arm did not reach its swung-out posture within the budget; nothing more sent"
+                )
 
     def _protected(self, arm: str, end: float, where: str) -> str:
         """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it; else

@@ -215,7 +215,7 @@ def test_a_path_whose_arm_stays_short_of_its_first_point_stops_there_at_once_and
     names = [f"L{j}" for j in ("ShoulderPitch", "ShoulderRoll", "ElbowYaw", "ElbowRoll", "WristYaw")]
     awake.ik.setSpeed(0.3)
     before = len(awake.moves())
-    with awake.holding_after_next_move(names) as held:
+    with awake.after_next_move(names) as held:
         t0 = time.monotonic()
         r = awake.ik.trackPath("LArm", LEFT[:50], "analytic")
     took = time.monotonic() - t0

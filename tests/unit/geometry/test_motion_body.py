@@ -236,7 +236,7 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
     goal = nao_ik.solve(CROSSING_TARGET, "LArm", initial=CROSSING_START).angles
     args = [*CROSSING_TARGET, "analytic"] if call == "reachToWithSpeed" else [nao_ik.forward_pose(goal, "LArm"), 63, ""]
     before = len(awake.moves())
-    with awake.holding_after_next_move(names) as held:
+    with awake.after_next_move(names) as held:
         t0 = time.monotonic()
         r = getattr(awake.ik, call)("LArm", *args, 0.3)
     took = time.monotonic() - t0
@@ -250,6 +250,31 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
     sent = [m["angles"] for m in awake.moves()[before:]]
     assert len(sent) == 2 and sent[1] == held[0]  # the first leg, then the hold: nothing more
     assert r["angles"] != sent[0]  # the leg sent was on the way to the answer
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+#: A posture of the RArm reaching across to where the crossing's answer puts the LArm (its forearm 20 mm into it).
+ACROSS = [-0.193, -0.577, 0.115, 1.453, 0.0]
+
+
+def test_a_sequence_whose_goal_the_other_arm_takes_meanwhile_ends_with_what_was_sent(awake):
+    """Another client sends the RArm to where the LArm is going once the LArm's first leg went: the reach answers
+    not reached, with the leg sent and why (the robot has moved: the caller must learn what it was sent), and
+    sends nothing more; the arms do not meet."""
+    left, right = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names)
+    _put(awake, names, CROSSING_START)
+    goal = nao_ik.solve(CROSSING_TARGET, left, initial=CROSSING_START).angles
+    assert clearance(left, goal, arm_capsules(right, ACROSS)).distance < 0.0  # the control: it is in the way
+    before = len(awake.moves())
+    with awake.after_next_move(list(right.names), ACROSS):
+        r = awake.ik.reachToWithSpeed("LArm", *CROSSING_TARGET, "analytic", 0.1)
+    assert not r["reached"] and r["moved"] and r["commands"] == 1 and len(r["via"]) == 1, r
+    assert re.fullmatch(r"analytic for .*: collision: the other arm is now where the arm was going; nothing more "
+                        r"sent", r["reason"]), r["reason"]  # fmt: skip
+    sent = [m["angles"] for m in awake.moves()[before:]]
+    assert sent == [r["via"][0], ACROSS]  # the leg the answer names, the other client's: nothing more
+    awake.wait_still(names, 30)
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
@@ -410,7 +435,7 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
     """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
     "collision" - the answer says the robot's protection stopped it, not that time ran out; "none" - the answer
     says where the arm stays, at once (once ALMotion has taken every command to the arm)."""
-    from nao_ik.service.engine import GIVE_UP, ROBOT_PROTECTION, Engine, RobotProtection, StoppedShort
+    from nao_ik.service.engine import GIVE_UP, ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, StoppedShort
     from nao_ik.service.jobs import Job
 
     ik = Engine.__new__(Engine)
@@ -431,7 +456,7 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
         assert GIVE_UP <= time.monotonic() - t0 < 2.0
     # A command ALMotion has not taken yet may still set the arm off: the budget decides.
     ik._sent["LArm"].answered.return_value = False
-    with pytest.raises(RuntimeError, match="did not reach its swung-out posture within the budget"):
+    with pytest.raises(StoppedOnItsWay, match="did not reach its swung-out posture within the budget"):
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.5, 0.2)
 
 
