@@ -50,7 +50,7 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
             # Each arm through the same checks as every command (finite, clamped into the robot's limits),
             # then one setAngles of the ten joints.
             checked = [
-                engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed)
+                engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed, still=fresh)
                 for m, (_, start), ans, arm, t in zip(models, states, (pair.left, pair.right), ARMS, targets)
             ]
             if fresh or all(c.commands or engine.way(m, start) is None for c, (m, start) in zip(checked, states)):

@@ -194,7 +194,7 @@ class Engine:
             yield self.arm_state(arm, motors=True, end=end)
 
     def command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
-                speed: float | None = None, job: Job | None = None) -> Command:  # fmt: skip
+                speed: float | None = None, job: Job | None = None, still: bool = False) -> Command:  # fmt: skip
         """The last line of defence before setAngles, and the commands themselves when moving.
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
@@ -204,7 +204,9 @@ class Engine:
         is certified from the rest of the arm's way to the one before, at the latest once the arm stopped
         there; a later call on the arm ends the sequence); where no safe sequence
         exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
-        (:meth:`send`); ``speed`` is its fractionMaxSpeed (default: the service's).
+        (:meth:`send`); ``speed`` is its fractionMaxSpeed (default: the service's). ``still``: ``start`` was read
+        once the arm was seen still (:meth:`wait_still`); where it is :meth:`at_rest` short of its last command,
+        the motion is checked from there alone.
 
         Returns:
             What was (or would be) sent: :class:`Command`.
@@ -219,7 +221,7 @@ class Engine:
         seconds = move_seconds(model, start, safe, speed)
         waited, t0 = [0.0], time.perf_counter()
         if model.body:
-            model, start, near, route, _ = self._plan(model, start, safe, speed, move, job, end, what, waited)
+            model, start, near, route, _ = self._plan(model, start, safe, speed, move, job, end, what, waited, still)
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
@@ -287,7 +289,7 @@ class Engine:
         raise AssertionError("unreachable: the second pass waits for the arm to stop")
 
     def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
-              what: str, waited: list) -> tuple:  # fmt: skip
+              what: str, waited: list, still: bool = False) -> tuple:  # fmt: skip
         """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
 
         ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
@@ -302,7 +304,8 @@ class Engine:
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
-        route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
+        stopped = still and self.at_rest(model.arm)
+        route, way = self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6 else (None, None)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
             early = False
@@ -317,7 +320,7 @@ class Engine:
             waited[0] += time.perf_counter() - t0
             # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
             # it will not set off toward it any more, so it is where it is (not when it was let go on its way).
-            stopped = not early and time.monotonic() - self._sent_at.get(model.arm, 0.0) > STOPPED_CYCLES * CYCLE
+            stopped = not early and self.at_rest(model.arm)
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
@@ -332,6 +335,11 @@ class Engine:
             near = clearance(model, goal, model.body)
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way
+
+    def at_rest(self, arm: str) -> bool:
+        """Whether an arm seen still stays where it is: its last command sent over STOPPED_CYCLES ago and every
+        command to it taken by ALMotion (it will not set off toward one any more)."""
+        return time.monotonic() - self._sent_at.get(arm, 0.0) > STOPPED_CYCLES * CYCLE and self._sent[arm].answered()
 
     def route(self, model: ArmModel, start: Any, goal: list, speed: float,
                stopped: bool = False) -> tuple[Plan, Way | None]:  # fmt: skip

@@ -93,6 +93,31 @@ def test_reach_both_right_after_a_reach_waits_for_the_moving_arm_and_moves(awake
     assert awake.stub.getViolations() == []
 
 
+def test_reach_both_after_an_arm_stopped_short_of_its_command_moves_from_where_it_rests(awake):
+    """reachBoth once an arm rests far short of its last command (something held it where it was, long enough
+    ago that it will not set off again): judged from where it rests, and made, where the motion from anywhere
+    on its way to that command would not be certified."""
+    right = nao_ik.forward(POSTURE["RArm"], "RArm").tolist()
+    # (where the left arm rests, the command it stops short of, reachBoth's left pose): each move clear at any
+    # timing from a standing arm, the third not from everywhere on the way of the second.
+    start, earlier, goal = [-1.968, 0.985, 1.358, -1.083, 0.0], [-2.016, 1.294, -2.035, -0.841, 0.0], [
+        -0.605, 1.214, 1.594, -1.361, 0.0]  # fmt: skip
+    names = list(arm_model("LArm").names)
+    awake.ik.setSpeed(1.0)
+    assert awake.ik.reachBoth(nao_ik.forward_pose(start, "LArm"), right, "")["moved"]
+    awake.wait_still(names)
+    with awake.after_next_move(names) as held:
+        assert awake.ik.reachToPose("LArm", nao_ik.forward_pose(earlier, "LArm"), 63, "")["commands"] == 1
+    time.sleep(0.3)  # the arm rests where it was held, ALMotion has taken both commands
+    assert max(abs(a - b) for a, b in zip(held[0], earlier)) > 1.0  # far short of the command
+    pose = nao_ik.forward_pose(goal, "LArm")
+    r = awake.ik.reachBoth(pose, right, "")
+    assert r["moved"] and r["reached"] and r["collision"] == "", r["collision"]
+    awake.wait_still(r["names"])
+    np.testing.assert_allclose(awake.motion.getPosition("LArm", 0, True), pose, atol=1e-4)
+    assert awake.stub.getViolations() == [] and awake.stub.getCollisionStops() == []
+
+
 def test_grasp_steps_in_order_and_ends_closed_at_the_target(awake):
     awake.ik.setSpeed(1.0)
     target = nao_ik.forward(POSTURE["LArm"], "LArm")
