@@ -42,9 +42,9 @@ OTHER = {"LArm": "RArm", "RArm": "LArm"}
 #: A target inside the torso: every configuration that reaches it goes through the body.
 INSIDE_TORSO = [0.02, 0.0, -0.02]
 #: The standard-library modules the runtime may import (and qi).
-ALLOWED = {"__future__", "argparse", "collections", "errno", "fcntl", "functools", "inspect", "math", "numbers", "os",
-           "platform", "random", "select", "signal", "subprocess", "sys", "threading", "time", "timeit", "traceback",
-           "typing", "qi"}  # fmt: skip
+ALLOWED = {"__future__", "argparse", "collections", "errno", "fcntl", "functools", "heapq", "inspect", "math",
+           "numbers", "os", "platform", "random", "select", "signal", "subprocess", "sys", "threading", "time",
+           "timeit", "traceback", "typing", "qi"}  # fmt: skip
 
 
 def _cases(arm: str, n: int, seed: int) -> list:

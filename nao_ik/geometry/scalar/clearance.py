@@ -191,25 +191,49 @@ def link_reach(k):
     return tuple(tuple(max(a, b) for a, b in zip(r[start], r[end])) for _, start, end, _, _ in LINK_ROWS)
 
 
-def link_weights(reach):
-    # type: (Sequence[Sequence[float]]) -> dict
-    """For each set of links (indices into LINK_ROWS), per joint the most any of them moves per radian of it
-    (:func:`link_reach`'s rows; kept per arm)."""
-    key = tuple(tuple(row) for row in reach)
-    out = _WEIGHTS.get(key)
-    if out is None:
-        n = len(key)
-        out = {}
-        for bits in range(1, 1 << n):
-            links = frozenset(i for i in range(n) if bits >> i & 1)
-            out[links] = [max(key[i][j] for i in links) for j in range(5)]
-        if len(_WEIGHTS) >= KEEP:
-            _WEIGHTS.clear()
-        _WEIGHTS[key] = out
-    return out
+def link_reach_at(k, q):
+    # type: (Any, Sequence[float]) -> List[Tuple[float, ...]]
+    """Per row of LINK_ROWS (upper arm, forearm, hand: the rows as they stand), per joint, how far the link's points
+    lie from the joint's axis at the posture ``q``:
+    :func:`link_reach`'s bound for the postures of a box around ``q`` (its centre), and a tighter one.
 
+    Go from ``q`` to any posture of the box one joint at a time, from the shoulder out: while joint j turns, the
+    joints before it are already where they end and those after it still where they are in ``q``. Turning
+    joint j carries a point around j's axis, and the point's distance from that axis depends on the joints after
+    j alone, so it is the distance in ``q``; a turn by dq moves the point by at most that distance x |dq|. So a
+    posture within h_j of ``q`` in every joint has each point within sum_j r_j(q) h_j of where it is in ``q``,
+    r_j(q) its distance from j's axis in ``q`` (0 for a joint that does not carry the point: one past it in the
+    chain).
 
-_WEIGHTS = {}  # type: dict
+    Returns:
+        Rows as :func:`link_reach`'s, metres.
+    """
+    c2, s2 = math.cos(q[1]), math.sin(q[1])
+    c3, s3 = math.cos(q[2]), math.sin(q[2])
+    c4, s4 = math.cos(q[3]), math.sin(q[3])
+    ux, uy, lx, l1 = k.ux, k.uy, k.lx, k.l1
+    wy = s4 * lx
+    # Each point as g in the ShoulderRoll frame (as :func:`link_points`): its distance from ShoulderPitch's axis
+    # (the square distance from the shoulder less the offset along that axis squared) and from ShoulderRoll's.
+    along = s2 * ux + c2 * uy
+    elbow = math.sqrt(max(l1 * l1 - along * along, 0.0))
+    # The upper arm's root is the elbow's offset scaled by -SHOULDER_BACK / l1: its distances scale the same way.
+    root = max(1.0, SHOULDER_BACK / l1)
+    far = []
+    for scale in (1.0, 1.0 + HAND_REACH / lx):  # the wrist, the hand's far end: u + scale (wrist - u)
+        g0, g1, g2 = ux + scale * c4 * lx, uy + scale * c3 * wy, scale * s3 * wy
+        along = s2 * g0 + c2 * g1
+        flat = g0 * g0 + g1 * g1
+        far.append((math.sqrt(max(flat + g2 * g2 - along * along, 0.0)), math.sqrt(flat)))
+    (wrist0, wrist1), (end0, end1) = far
+    # The elbow joints' axes pass through the elbow (ElbowYaw's along the upper arm, ElbowRoll's across the
+    # forearm); WristYaw's along the forearm, which holds every link point past the elbow.
+    tip = 1.0 + HAND_REACH / lx
+    return [
+        (elbow * root, l1 * root, 0.0, 0.0, 0.0),
+        (max(elbow, wrist0), max(l1, wrist1), abs(wy), lx, 0.0),
+        (max(wrist0, end0), max(wrist1, end1), abs(wy) * tip, lx * tip, 0.0),
+    ]
 
 
 def box_growth(reach, half):
@@ -307,28 +331,39 @@ def link_segments(pts, grow=None):
 
 
 def pairs_within(links, pairs, grow, need):
-    # type: (List[tuple], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list]
+    # type: (List[tuple], Sequence[Any], Sequence[float] | None, float) -> Tuple[float, str, list, float, str]
     """The (link index, prepared shape) ``pairs`` closer than ``need``, the links (:func:`link_segments`, not
     grown) grown by ``grow`` (None: not grown): the least distance among them (``need`` + 1e-6 if none), its
-    part, and those pairs in order. A pair whose centres are far enough apart is not computed: its distance
-    is at least ``need``.
+    part, and those pairs in order; then, among those pairs, the least distance of the links not grown that is
+    below ``need`` (``need`` + 1e-6 if none) and its part (one distance computation per pair serves both). A
+    pair whose centres are far enough apart is not computed: its distance is at least ``need``.
     """
     low, part, out = need + 1e-6, "", []
+    exact, exact_part = low, ""
     for i, s in pairs:
         _, p, d1, aa, radius, m, half = links[i]
-        if grow is not None:
-            radius += grow[i]
+        grown = radius + grow[i] if grow is not None else radius
         c = s.centre
-        lim = half + radius + need + s.reach
+        lim = half + grown + need + s.reach
         dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
-        if dx * dx + dy * dy + dz * dz >= lim * lim:
+        far = dx * dx + dy * dy + dz * dz
+        if far >= lim * lim:
             continue
-        dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+        seg = segments(p, d1, aa, s.a, s.d, s.dd)
+        dist = seg - grown - s.radius
         if dist < need:
             out.append((i, s))
             if dist < low:
                 low, part = dist, s.part
-    return low, part, out
+            if grow is not None:
+                lim = half + radius + need + s.reach
+                if far < lim * lim:
+                    dist = seg - radius - s.radius
+                    if dist < need and dist < exact:
+                        exact, exact_part = dist, s.part
+    if grow is None:
+        exact, exact_part = low, part
+    return low, part, out, exact, exact_part
 
 
 def segments(p, d1, a, q, d2, e):

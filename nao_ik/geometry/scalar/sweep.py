@@ -21,10 +21,11 @@ Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the r
 
 from __future__ import division
 
+import heapq
 import math
 
 from ...model.body_data import LINK_ROWS
-from .clearance import box_growth, link_points, link_reach, link_segments, link_weights, pairs_within, prepared
+from .clearance import box_growth, link_points, link_reach_at, link_segments, pairs_within, prepared
 from .swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -176,54 +177,58 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
     or not. So a box that keeps the clearance certifies the command whatever profile ALMotion's
     setAngles follows. Branch and bound: the clearance at the box's centre, with each link grown by how
     far its points may be from there anywhere in the box (:func:`~nao_ik.geometry.scalar.clearance.
-    box_growth`), bounds the whole box's from below; where it is too small the box is halved across the
-    joint that moves the links still within reach of the body most, until every part is certified, a centre
-    itself is too close (a posture some motion takes: not clear), or ``budget`` postures were checked (not
-    certified). A box with no verdict after CORNERS_AFTER postures has its corners checked too (each one a
-    posture some motion takes).
+    link_reach_at`, :func:`~nao_ik.geometry.scalar.clearance.box_growth`), bounds the whole box's from below;
+    where it is too small the box is halved across the joint that moves the links still within reach of the
+    body most, the box of least bound first, until every part is certified, a centre itself is too close (a
+    posture some motion takes: not clear), or ``budget`` postures were checked (not certified). A box with no
+    verdict after CORNERS_AFTER postures has its corners checked too (each one a posture some motion takes).
 
     Returns:
         (clear, the clearance (bound) where it failed (``need`` where it did not), the body part there,
         postures checked).
     """
     k = arm(model)
-    reach = link_reach(k)
     # The (link, body shape) pairs a box has yet to clear: a pair whose bound keeps ``need`` over a box keeps it
     # over every part of that box (the bound is below the true least distance there), so its parts skip it.
     everything = [(i, s) for i in range(len(LINK_ROWS)) for s in prepared(shapes)]
-    weights = link_weights(reach)
-    boxes = [(list(lo), list(hi), everything)]
+    todo = [(list(lo), list(hi), everything)]  # boxes to check
+    # The boxes not certified yet, least bound first: a box with a posture in the body is found sooner (its parts
+    # nearest the body are halved first), and one that is clear takes the same boxes in any order.
+    heap = []  # type: list
     samples = 0
     cornered = False
-    while boxes:
-        a, b, pairs = boxes.pop()
-        centre = [0.5 * (x + y) for x, y in zip(a, b)]
-        half = [0.5 * (y - x) for x, y in zip(a, b)]
-        samples += 1
-        links = link_segments(link_points(k, centre))
-        low, part, open_pairs = pairs_within(links, pairs, box_growth(reach, half), need)
-        if not open_pairs:
-            continue
-        exact, exact_part, _ = pairs_within(links, open_pairs, None, need)
-        if exact < need:
-            return False, exact, exact_part, samples
+    while True:
+        for a, b, pairs in todo:
+            centre = [0.5 * (x + y) for x, y in zip(a, b)]
+            half = [0.5 * (y - x) for x, y in zip(a, b)]
+            samples += 1
+            links = link_segments(link_points(k, centre))
+            reach = link_reach_at(k, centre)
+            low, part, open_pairs, exact, exact_part = pairs_within(links, pairs, box_growth(reach, half), need)
+            if not open_pairs:
+                continue
+            if exact < need:
+                return False, exact, exact_part, samples
+            heapq.heappush(heap, (low, samples, a, b, centre, half, open_pairs, part, reach))
+        if not heap:
+            return True, need + 1e-6, "", samples
         if samples >= CORNERS_AFTER and not cornered:  # a hard box: a posture at a corner may be in the body
             cornered = True
             for bits in range(1 << len(lo)):
                 corner = [h if bits >> j & 1 else x for j, (x, h) in enumerate(zip(lo, hi))]
-                exact, exact_part, _ = pairs_within(link_segments(link_points(k, corner)), everything, None, need)
+                exact, exact_part = pairs_within(link_segments(link_points(k, corner)), everything, None, need)[:2]
                 if exact < need:
                     return False, exact, exact_part, samples
         if samples >= budget:
-            return False, low, part, samples
-        # Across the joint that moves the links still near the body most (the first such joint).
-        weight = weights[frozenset(i for i, _ in open_pairs)]
+            return False, heap[0][0], heap[0][7], samples
+        _, _, a, b, centre, half, open_pairs, _, reach = heapq.heappop(heap)
+        # Across the joint that moves the links still near the body most there (the first such joint).
         j, most = 0, -1.0
         for jj in range(5):
-            if weight[jj] * half[jj] > most:
-                j, most = jj, weight[jj] * half[jj]
+            moves = max(reach[i][jj] for i, _ in open_pairs) * half[jj]
+            if moves > most:
+                j, most = jj, moves
         mid = centre[j]
         a2, b1 = list(a), list(b)
         b1[j], a2[j] = mid, mid
-        boxes += [(a2, b, open_pairs), (a, b1, open_pairs)]
-    return True, need + 1e-6, "", samples
+        todo = [(a2, b, open_pairs), (a, b1, open_pairs)]
