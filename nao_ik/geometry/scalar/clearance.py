@@ -256,27 +256,26 @@ def region_rows(model, lo, hi, part):
     The box is halved across the joint that moves the links most, the piece whose links grow most first,
     until every piece grows them by at most REGION_GROWTH or there are REGION_PIECES pieces; each link is
     taken at its piece's middle posture, its radius grown by how far its points can be from there anywhere
-    in the piece (:func:`box_growth`). A box of one posture gives the links exactly.
+    in the piece (:func:`link_reach_at`, :func:`box_growth`). A box of one posture gives the links exactly.
     """
     k = arm(model)
-    reach = link_reach(k)
-    weight = [max(row[j] for row in reach) for j in range(5)]
 
     def piece(p, q):
+        reach = link_reach_at(k, [0.5 * (a + b) for a, b in zip(p, q)])
         grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
-        return max(grow), p, q, grow
+        return max(grow), p, q, grow, [max(row[j] for row in reach) for j in range(5)]
 
     pieces = [piece(list(lo), list(hi))]
     while len(pieces) < REGION_PIECES:
         worst = max(range(len(pieces)), key=lambda i: pieces[i][0])
         if pieces[worst][0] <= REGION_GROWTH:
             break
-        _, p, q, _ = pieces.pop(worst)
+        _, p, q, _, weight = pieces.pop(worst)
         j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
         mid = 0.5 * (p[j] + q[j])
         pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
     out = []
-    for _, p, q, grow in pieces:
+    for _, p, q, grow, _ in pieces:
         pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
         for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
             out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
