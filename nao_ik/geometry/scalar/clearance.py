@@ -243,8 +243,10 @@ def box_growth(reach, half):
     return [w[0] * h0 + w[1] * h1 + w[2] * h2 + w[3] * h3 + w[4] * h4 for w in reach]
 
 
-#: An arm's region (:func:`region_rows`) is covered by at most this many grown copies of its links ...
-REGION_PIECES = 16
+#: An arm's region (:func:`region_rows`) is covered by at most this many grown copies of its links (each piece
+#: grown by its own bound, :func:`link_reach_at`, 8 cover about as tightly as 16 grown by the bound for every
+#: posture did, with half the capsules for every check against them) ...
+REGION_PIECES = 8
 #: ... each grown by at most this much where fewer suffice, metres.
 REGION_GROWTH = 0.01
 
@@ -261,22 +263,23 @@ def region_rows(model, lo, hi, part):
     k = arm(model)
 
     def piece(p, q):
-        reach = link_reach_at(k, [0.5 * (a + b) for a, b in zip(p, q)])
+        centre = [0.5 * (a + b) for a, b in zip(p, q)]
+        reach = link_reach_at(k, centre)
         grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
-        return max(grow), p, q, grow, [max(row[j] for row in reach) for j in range(5)]
+        return max(grow), p, q, grow, [max(w) for w in zip(*reach)], centre
 
     pieces = [piece(list(lo), list(hi))]
     while len(pieces) < REGION_PIECES:
         worst = max(range(len(pieces)), key=lambda i: pieces[i][0])
         if pieces[worst][0] <= REGION_GROWTH:
             break
-        _, p, q, _, weight = pieces.pop(worst)
+        _, p, q, _, weight, _ = pieces.pop(worst)
         j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
         mid = 0.5 * (p[j] + q[j])
         pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
     out = []
-    for _, p, q, grow, _ in pieces:
-        pts = link_points(k, [0.5 * (a + b) for a, b in zip(p, q)])
+    for _, _, _, grow, _, centre in pieces:
+        pts = link_points(k, centre)
         for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
             out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
     return tuple(out)
