@@ -87,8 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help=quick)
     p.add_argument("--seed", type=int, default=0, help="the targets' and postures' seed (default 0)")
     p.add_argument("--out", help="also write the report to this markdown file")
-    p.add_argument("--against", metavar="DIR", help="section 2 also measures the single solve of the nao-ik "
-                   "checkout in DIR (another version) against this code's, taking turns")  # fmt: skip
+    p.add_argument("--against", metavar="DIR", help="section 2 also measures the single solve and reachTo's "
+                   "round trip of the nao-ik checkout in DIR (another version), taking turns")  # fmt: skip
     a = p.parse_args(argv)
     from .protocol import Tee
 
@@ -325,6 +325,10 @@ def print_cost(out, single: int, rounds: int, seed: int, against: str | None = N
 
         print_versus(out, against, sample_targets(ARM, single, seed), ARM, PASSES)
     print_body_cost(rounds, out)
+    if against:
+        from .versus import print_round_trips
+
+        print_round_trips(out, against, rounds)
     print(file=out, flush=True)
 
 

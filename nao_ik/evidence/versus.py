@@ -1,10 +1,14 @@
-"""``nao-ik bench --body --against DIR``: the body check's cost on ``analytic``'s single solve, this code against
-another checkout of nao-ik (an earlier version: its own body model and check) in the same run.
+"""``nao-ik bench --body --against DIR``: the body check's cost on ``analytic``'s single solve and on reachTo's
+round trip, this code against another checkout of nao-ik (an earlier version: its own body model and checks) in
+the same run.
 
-Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the public API every version has
-(``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())``); the two take turns, one pass over the
-targets each, :data:`~nao_ik.evidence.body_report.PASSES` times; each target's time is the best of its passes.
-The check's cost on a target: its time with the body less its time without.
+Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the API every version has
+(``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())``; for the round trips
+``nao_ik.service.register(session, body=...)`` and ``sim_stub.robot.SimulatedRobot``). Single solves: the two
+take turns, one pass over the targets each, :data:`~nao_ik.evidence.body_report.PASSES` times; each target's time
+is the best of its passes. The check's cost on a target: its time with the body less its time without. Round
+trips: each code hosts two simulated robots, one whose NaoArmIK checks the body and one whose does not; this
+process calls the four in turn, as :func:`nao_ik.evidence.latency.print_body_cost` calls its two.
 """
 
 from __future__ import annotations
@@ -37,6 +41,32 @@ for _ in sys.stdin:
             out[key].append(time.perf_counter() - t0)
     print(json.dumps(out), flush=True)
 """
+
+#: The host each code runs for the round trips: two simulated robots, one with that code's NaoArmIK checking the
+#: body and one without; their URLs on one line, then it serves until its input closes.
+HOST = """
+import sys
+import qi
+qi.logging.setLevel(qi.logging.ERROR)
+from sim_stub.robot import SimulatedRobot
+from nao_ik.service import register
+robots, sessions, services = [], [], []
+for body in (True, False):
+    robots.append(SimulatedRobot())
+    sessions.append(qi.Session())
+    sessions[-1].connect(robots[-1].url)
+    sessions[-1].listen("tcp://127.0.0.1:0")
+    services.append(register(sessions[-1], body=body)[0])
+print(" ".join(r.url for r in robots), flush=True)
+sys.stdin.read()
+for x in services:
+    x.close(1.0)
+for x in sessions + robots:
+    x.close()
+"""
+
+#: The joints the getAngles baseline reads (one arm's, as a program reads its arm).
+ARM_JOINTS = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
 
 #: This checkout (the folder holding the nao_ik package).
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -91,3 +121,64 @@ def print_versus(out, against: str, targets: np.ndarray, arm: str, passes: int) 
     now, then = rows["this code"], rows[against]
     ratios = " | ".join(f"{a / b:.2f}" if b else "-" for a, b in zip(now, then))
     print(f"| this / that | {ratios} |", file=out, flush=True)
+
+
+def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
+    """reachTo (analytic) round trips over loopback: per code (name -> checkout) with the body ("<name> body") and
+    without ("<name> none"), and ALMotion.getAngles ("getAngles", on this code's robot), taking turns, the arm
+    moving between :data:`~nao_ik.evidence.latency.TARGETS`; seconds per call."""
+    import qi
+
+    from .latency import TARGETS
+    from .protocol import interleaved_times
+
+    hosts, sessions, calls = [], [], {}
+    try:
+        for name, root in roots.items():
+            env = dict(os.environ, PYTHONPATH=root)
+            hosts.append(subprocess.Popen([sys.executable, "-c", HOST], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, text=True, env=env, cwd=root))  # fmt: skip
+            urls = hosts[-1].stdout.readline().split()
+            if len(urls) != 2:
+                raise RuntimeError(f"nao-ik at {root} did not start its simulated robots (see its error above)")
+            for key, url in zip(("body", "none"), urls):
+                sessions.append(qi.Session())
+                sessions[-1].connect(url)
+                motion = sessions[-1].service("ALMotion")
+                motion.wakeUp()
+                ik = sessions[-1].service("NaoArmIK")
+                calls[f"{name} {key}"] = lambda k, ik=ik: ik.reachTo(*TARGETS[k % len(TARGETS)], "analytic")
+                if "getAngles" not in calls:
+                    calls["getAngles"] = lambda k, m=motion: m.getAngles(ARM_JOINTS, True)
+        for call in calls.values():
+            for k in range(4):
+                call(k)
+        return interleaved_times(calls, list(range(rounds)), rounds=rounds)
+    finally:
+        for session in sessions:
+            session.close()
+        for host in hosts:
+            host.stdin.close()
+            host.wait(timeout=30)
+
+
+def print_round_trips(out, against: str, rounds: int) -> None:
+    """The round trips' table: this code and the code at ``against``, and the ratio of each column."""
+    times = round_trips({"this code": HERE, against: os.path.abspath(against)}, rounds)
+    med = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
+    print(file=out)
+    print(f"reachTo (analytic) over loopback against the code at `{against}` (each code hosting its two simulated "
+          f"robots, with the body check and without, in its own process; this process calls the four and "
+          f"ALMotion.getAngles in turn, {rounds} calls each, the arm moving between four targets; medians; the "
+          "check's cost: body less none):", file=out)  # fmt: skip
+    print(file=out)
+    print("| code | reachTo, body | reachTo, none | ratio | check's cost |", file=out)
+    print("|---|---|---|---|---|", file=out)
+    rows = {}
+    for name in ("this code", against):
+        b, n = med[f"{name} body"], med[f"{name} none"]
+        rows[name] = (b, n, b / n, b - n)
+        print(f"| {name} | {b:,.0f} µs | {n:,.0f} µs | {b / n:.2f} | {b - n:,.0f} µs |", file=out)
+    ratios = " | ".join(f"{a / b:.2f}" for a, b in zip(rows["this code"], rows[against]))
+    print(f"| this / that | {ratios} |", file=out)
+    print(f"\nALMotion.getAngles: {med['getAngles']:,.0f} µs.", file=out, flush=True)

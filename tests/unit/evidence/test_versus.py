@@ -23,3 +23,17 @@ def test_the_table_has_both_codes_and_their_ratios():
     assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"]
     ratios = rows[-1].strip("| ").split(" | ")[1:]
     assert len(ratios) == 5 and all(x == "-" or float(x) > 0 for x in ratios) and float(ratios[0]) > 0
+
+
+def test_the_round_trips_of_each_code_with_and_without_the_body_and_their_table():
+    """Each code's two simulated robots over real libqi (this checkout twice): every reach answered, in turns."""
+    from nao_ik.evidence.versus import print_round_trips, round_trips
+
+    times = round_trips({"a": HERE, "b": HERE}, 6)
+    assert sorted(times) == ["a body", "a none", "b body", "b none", "getAngles"]
+    assert all(t.shape == (6,) and np.all(t > 0) and np.all(t < 5) for t in times.values())
+    out = io.StringIO()
+    print_round_trips(out, HERE, 4)
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"]
+    assert all(float(x) > 0 for x in rows[-1].strip("| ").split(" | ")[1:4])
