@@ -153,6 +153,9 @@ class Engine:
         self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
         self.aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
         self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
+        # Arms with a command ALMotion never answered or failed (it may have run, or may still): never taken as
+        # at rest again (a new ALMotion proxy does not tell what the old one ran).
+        self._lost: set[str] = set()
         self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
         self.arms = {arm: ArmChannel(arm) for arm in ARMS}
 
@@ -304,7 +307,7 @@ class Engine:
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
-        stopped = still and self.at_rest(model.arm)
+        stopped = still and self.at_rest(model, start, end)
         route, way = self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6 else (None, None)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
@@ -320,7 +323,7 @@ class Engine:
             waited[0] += time.perf_counter() - t0
             # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
             # it will not set off toward it any more, so it is where it is (not when it was let go on its way).
-            stopped = not early and self.at_rest(model.arm)
+            stopped = not early and self.at_rest(model, start, end)
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
@@ -336,10 +339,27 @@ class Engine:
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way
 
-    def at_rest(self, arm: str) -> bool:
-        """Whether an arm seen still stays where it is: its last command sent over STOPPED_CYCLES ago and every
-        command to it taken by ALMotion (it will not set off toward one any more)."""
-        return time.monotonic() - self._sent_at.get(arm, 0.0) > STOPPED_CYCLES * CYCLE and self._sent[arm].answered()
+    def at_rest(self, model: ArmModel, start: Any, end: float) -> bool:
+        """Whether an arm seen still at ``start`` stays there: ALMotion has answered every command to it (none went
+        unanswered), the last one was sent over STOPPED_CYCLES ago, and the readings of STOPPED_CYCLES cycles
+        taken after those answers came keep it within STILL of ``start`` (a command taken sets the arm off within
+        them). Where it does, a motion from ``start`` alone is its motion, not one from anywhere on its way to
+        that command."""
+        arm, names = model.arm, list(model.names)
+        sent, aim = self._sent_at.get(arm), self.aim.get(arm)
+        if aim is None or apart(aim, start) <= 1e-9:
+            return True  # no command it may still be on its way to (:meth:`way`)
+        if arm in self._lost or not self._sent[arm].answered():
+            return False
+        if sent is not None and time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
+            return False
+        for k in range(STOPPED_CYCLES + 1):
+            if k:
+                time.sleep(CYCLE)
+            now, _ = self.sensed.read(names, left(end), fresh=True)
+            if apart(now, start) > STILL:
+                return False
+        return self._sent_at.get(arm) == sent  # nothing sent to it meanwhile
 
     def route(self, model: ArmModel, start: Any, goal: list, speed: float,
                stopped: bool = False) -> tuple[Plan, Way | None]:  # fmt: skip
@@ -484,6 +504,7 @@ class Engine:
         except RuntimeError:
             if not self.motion.failure(pending):  # no answer (timed out, cancelled): it may run
                 self._aim_all(aims, speed)
+                self._lost.update(arm for arm, _ in aims)
             raise
         self._aim_all(aims, speed)
 
@@ -507,6 +528,7 @@ class Engine:
         try:
             self._sent[arm].check(left(end))
         except RuntimeError as e:
+            self._lost.add(arm)  # failed or unanswered: whether it ran is not known
             raise RuntimeError(f"an earlier command to {arm} failed, so this one was not sent: {e}") from None
 
     def arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:

@@ -49,8 +49,9 @@ def test_the_float_clearance_equals_the_batch(arm):
 def test_a_boxs_links_stay_within_the_growth_its_centre_gives(arm):
     """The motion check's bound (link_reach_at, box_growth): every point of each link, anywhere in a box of
     joint angles, stays within the growth of where it is at the box's centre; the posture's bound is never
-    looser than the one for every posture (link_reach). 3000 random boxes, up to 1 rad wide per joint, 8
-    postures in each (corners among them: a joint at either end), each link's ends and middle."""
+    looser than the one for every posture (link_reach). 3000 random boxes, up to a joint's whole range wide, 8
+    postures in each (corners among them: a joint at either end), five points along each link's whole segment
+    (the upper arm from its root: the other arm's region takes it whole)."""
     from nao_ik.geometry.scalar.swivel import arm as scalar_arm
 
     model = arm_model(arm)
@@ -58,19 +59,23 @@ def test_a_boxs_links_stay_within_the_growth_its_centre_gives(arm):
     rng = np.random.default_rng(11)
     lo, hi = np.array(model.lower), np.array(model.upper)
     overall = scalar_clearance.link_reach(k)
+    rows = [(start, end) for _, start, end, _, _ in body_data.LINK_ROWS]
     worst = 0.0
-    for _ in range(3000):
-        half = rng.uniform(0.0, 0.5, 5) * rng.integers(0, 2, 5)  # some joints fixed, as in a real box
+    for n in range(3000):
+        width = 0.5 if n % 2 else 0.5 * (hi - lo)  # half the boxes small, half up to the whole range
+        half = rng.uniform(0.0, 1.0, 5) * width * rng.integers(0, 2, 5)  # some joints fixed, as in a real box
         centre = rng.uniform(lo + half, hi - half)
         reach = scalar_clearance.link_reach_at(k, centre.tolist())
         assert all(r <= g + 1e-12 for row, top in zip(reach, overall) for r, g in zip(row, top))
         growth = scalar_clearance.box_growth(reach, half.tolist())
-        at_centre = scalar_clearance.link_segments(scalar_clearance.link_points(k, centre.tolist()))
+        at_centre = scalar_clearance.link_points(k, centre.tolist())
         for q in centre + half * rng.choice([-1.0, 1.0], (8, 5)) * rng.uniform(0.0, 1.0, (8, 5)) ** 0.3:
-            links = scalar_clearance.link_segments(scalar_clearance.link_points(k, q.tolist()))
-            for (_, p, d, *_), (_, pc, dc, *_), g in zip(links, at_centre, growth):
-                for t in (0.0, 0.5, 1.0):
-                    moved = np.linalg.norm(np.add(p, np.multiply(t, d)) - np.add(pc, np.multiply(t, dc)))
+            pts = scalar_clearance.link_points(k, q.tolist())
+            for (start, end), g in zip(rows, growth):
+                for t in np.linspace(0.0, 1.0, 5):
+                    here = np.add(pts[start], np.multiply(t, np.subtract(pts[end], pts[start])))
+                    there = np.add(at_centre[start], np.multiply(t, np.subtract(at_centre[end], at_centre[start])))
+                    moved = np.linalg.norm(here - there)
                     assert moved <= g + 1e-12, (centre, q, moved, g)
                     worst = max(worst, moved / g if g > 0 else 0.0)
     assert worst > 0.5  # the bound is not loose everywhere: some points come near it
