@@ -4,11 +4,12 @@ the same run.
 
 Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the API every version has
 (``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())``; for the round trips
-``nao_ik.service.register(session, body=...)`` and ``sim_stub.robot.SimulatedRobot``). Single solves: the two
+``nao_ik.service.register(session, body=...)``). Single solves: the two
 take turns, one pass over the targets each, :data:`~nao_ik.evidence.body_report.PASSES` times; each target's time
 is the best of its passes. The check's cost on a target: its time with the body less its time without. Round
-trips: each code hosts two simulated robots, one whose NaoArmIK checks the body and one whose does not; this
-process calls the four in turn, as :func:`nao_ik.evidence.latency.print_body_cost` calls its two.
+trips: each code runs two NaoArmIK services in its own process, one checking the body and one not, on simulated
+robots this process runs (one stub for both codes); this process calls the four in turn, as
+:func:`nao_ik.evidence.latency.print_body_cost` calls its two.
 """
 
 from __future__ import annotations
@@ -42,26 +43,25 @@ for _ in sys.stdin:
     print(json.dumps(out), flush=True)
 """
 
-#: The host each code runs for the round trips: two simulated robots, one with that code's NaoArmIK checking the
-#: body and one without; their URLs on one line, then it serves until its input closes.
+#: The host each code runs for the round trips: its NaoArmIK on each of two simulated robots (their URLs as
+#: arguments, this process's robots: the same stub for every code), checking the body on the first and not on the
+#: second; "ready" once registered, then it serves until its input closes.
 HOST = """
 import sys
 import qi
 qi.logging.setLevel(qi.logging.ERROR)
-from sim_stub.robot import SimulatedRobot
 from nao_ik.service import register
-robots, sessions, services = [], [], []
-for body in (True, False):
-    robots.append(SimulatedRobot())
+sessions, services = [], []
+for url, body in zip(sys.argv[1:3], (True, False)):
     sessions.append(qi.Session())
-    sessions[-1].connect(robots[-1].url)
+    sessions[-1].connect(url)
     sessions[-1].listen("tcp://127.0.0.1:0")
     services.append(register(sessions[-1], body=body)[0])
-print(" ".join(r.url for r in robots), flush=True)
+print("ready", flush=True)
 sys.stdin.read()
 for x in services:
     x.close(1.0)
-for x in sessions + robots:
+for x in sessions:
     x.close()
 """
 
@@ -125,25 +125,32 @@ def print_versus(out, against: str, targets: np.ndarray, arm: str, passes: int) 
 
 def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
     """reachTo (analytic) round trips over loopback: per code (name -> checkout) with the body ("<name> body") and
-    without ("<name> none"), and ALMotion.getAngles ("getAngles", on this code's robot), taking turns, the arm
-    moving between :data:`~nao_ik.evidence.latency.TARGETS`; seconds per call."""
+    without ("<name> none"), and ALMotion.getAngles ("getAngles"), taking turns (in one order for the first half of
+    the rounds, in the reverse order for the second), the arm moving between
+    :data:`~nao_ik.evidence.latency.TARGETS`; seconds per call. The simulated robots are this process's (the
+    same stub for every code); each code's services run in its own process."""
     import qi
+
+    from sim_stub.robot import SimulatedRobot
 
     from .latency import TARGETS
     from .protocol import interleaved_times
 
-    hosts, sessions, calls = [], [], {}
+    qi.logging.setLevel(qi.logging.ERROR)  # the simulated robots' service directories log each registration
+    hosts, robots, sessions, calls = [], [], [], {}
     try:
         for name, root in roots.items():
+            pair = [SimulatedRobot(), SimulatedRobot()]
+            robots += pair
             env = dict(os.environ, PYTHONPATH=root)
-            hosts.append(subprocess.Popen([sys.executable, "-c", HOST], stdin=subprocess.PIPE,
-                                          stdout=subprocess.PIPE, text=True, env=env, cwd=root))  # fmt: skip
-            urls = hosts[-1].stdout.readline().split()
-            if len(urls) != 2:
-                raise RuntimeError(f"nao-ik at {root} did not start its simulated robots (see its error above)")
-            for key, url in zip(("body", "none"), urls):
+            hosts.append(subprocess.Popen([sys.executable, "-c", HOST, *(r.url for r in pair)],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                          cwd=root))  # fmt: skip
+            if hosts[-1].stdout.readline().strip() != "ready":
+                raise RuntimeError(f"nao-ik at {root} did not register its services (see its error above)")
+            for key, robot in zip(("body", "none"), pair):
                 sessions.append(qi.Session())
-                sessions[-1].connect(url)
+                sessions[-1].connect(robot.url)
                 motion = sessions[-1].service("ALMotion")
                 motion.wakeUp()
                 ik = sessions[-1].service("NaoArmIK")
@@ -153,13 +160,24 @@ def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
         for call in calls.values():
             for k in range(4):
                 call(k)
-        return interleaved_times(calls, list(range(rounds)), rounds=rounds)
+        half = rounds // 2
+        first = interleaved_times(calls, list(range(half)), rounds=max(half, 1))
+        second = interleaved_times(dict(reversed(list(calls.items()))), list(range(half, rounds)),
+                                   rounds=max(rounds - half, 1))  # fmt: skip
+        return {k: np.concatenate([first[k], second[k]]) for k in calls}
     finally:
         for session in sessions:
             session.close()
         for host in hosts:
             host.stdin.close()
-            host.wait(timeout=30)
+        for host in hosts:
+            try:
+                host.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                host.kill()
+                host.wait()
+        for robot in robots:
+            robot.close()
 
 
 def print_round_trips(out, against: str, rounds: int) -> None:
@@ -167,10 +185,10 @@ def print_round_trips(out, against: str, rounds: int) -> None:
     times = round_trips({"this code": HERE, against: os.path.abspath(against)}, rounds)
     med = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
     print(file=out)
-    print(f"reachTo (analytic) over loopback against the code at `{against}` (each code hosting its two simulated "
-          f"robots, with the body check and without, in its own process; this process calls the four and "
-          f"ALMotion.getAngles in turn, {rounds} calls each, the arm moving between four targets; medians; the "
-          "check's cost: body less none):", file=out)  # fmt: skip
+    print(f"reachTo (analytic) over loopback against the code at `{against}` (each code's NaoArmIK with the body "
+          f"check and without, in its own process, on simulated robots of one stub; this process calls the four and "
+          f"ALMotion.getAngles in turn, in one order then the reverse, {rounds} calls each, the arm moving between "
+          "four targets; medians; the check's cost: body less none):", file=out)  # fmt: skip
     print(file=out)
     print("| code | reachTo, body | reachTo, none | ratio | check's cost |", file=out)
     print("|---|---|---|---|---|", file=out)
