@@ -12,7 +12,7 @@ and the angles of the commands this runtime sent it that may still be running
 command running) gives the library's capsules exactly (:func:`nao_ik.geometry.collision.arm_capsules`:
 each link whole, its radius); a wider box is cut into pieces, each link's capsule taken at a
 piece's middle posture with its radius grown by how far the link's points can be from there
-anywhere in the piece (:func:`nao_ik.geometry.scalar.clearance.box_growth`): a conservative
+anywhere in the piece (:func:`nao_ik.geometry.scalar.clearance.link_reach_at`, ``box_growth``): a conservative
 cover, cut as the library's :func:`nao_ik.geometry.collision.arm_region` cuts it, whose clearance the
 library's :mod:`nao_ik.geometry.scalar.clearance` computes as for any body part.
 

@@ -45,8 +45,10 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
         "refined": bool(sol.refined),
         # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
-        # "robot collision protection" (the robot's own protection stopped the arm on its way), or where the arm
-        # stays short of a posture on its way ("the LArm stopped ... short ...").
+        # "robot collision protection" (the robot's own protection stopped the arm on its way), where the arm
+        # stays short of a posture on its way ("the LArm stopped ... short ..."), or why a sequence ended after a
+        # leg went ("<method> for <target>: collision: the <part> is now where the arm was going; nothing more
+        # sent", "... motion: ...", or the call's budget): the legs sent are in "via".
         "reason": stopped or str(sol.reason),
         # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
         # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
