@@ -26,7 +26,6 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
     """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``stopped``: why the
     arm stopped on its way (:data:`~nao_ik.service.engine.ROBOT_PROTECTION`, or where it stays short), "" if
     it did not."""
-    commands = command.commands
     return {
         "arm": arm,
         "method": method,
@@ -53,10 +52,16 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
         # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
         # 0 (computeAngles only) when no safe motion from the current posture exists.
-        "commands": len(commands),
+        "commands": len(command.commands),
         # The swung-out postures commanded before the answer (empty for a direct move).
-        "via": [list(q) for q in (commands[:-1] if commands and commands[-1] == command.angles else commands)],
+        "via": _via(command),
     }
+
+
+def _via(command: Command) -> list:
+    """The swung-out postures of a move's commands: all but the answer."""
+    commands = command.commands
+    return [list(q) for q in (commands[:-1] if commands and commands[-1] == command.angles else commands)]
 
 
 def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: float, command: Command,
@@ -187,6 +192,9 @@ def point(arm: str, frame: int, target: Any, torso_target: Any, found: Any, name
         "names": names,
         "angles": command.angles,
         **_motion(command, moved),
+        # The commands sent (swung out first where the direct motion would cross the body), the swung-out ones.
+        "commands": len(command.commands) if moved else 0,
+        "via": _via(command) if moved else [],
     }
 
 

@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MOVING, Engine, StoppedShort, Way, apart
+from .engine import CYCLE, MOVING, Engine, StoppedOnItsWay, StoppedShort, Way, apart
 from .jobs import Job, Stopped
 from .reach import position_method
 
@@ -107,12 +107,15 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     t0 = time.monotonic()
     sent, done, vias = 0, t0 - CYCLE, []
     if lead and (blocked is None or blocked[0] > 0):
-        lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
-                                       speed, job).commands  # fmt: skip
+        try:
+            lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
+                                           speed, job).commands  # fmt: skip
+        except StoppedOnItsWay as e:  # legs toward the first point went, then it stopped: the answer names them
+            lead_commands, blocked = [*e.partial.commands, None], (0, str(e))
         vias = [list(q) for q in lead_commands[:-1]]
-        sent = 1
+        sent = 1 if blocked is None or blocked[0] > 0 else 0
         # The rest of the path streams once the arm is there (nothing to wait for after a single point).
-        if len(safe) > 1 and (blocked is None or blocked[0] > 1):
+        if sent and len(safe) > 1 and (blocked is None or blocked[0] > 1):
             way, stuck = _arrived(engine, model, safe[0], job, end, speed)
             if way is None:
                 blocked = (1, stuck or job.reason)

@@ -146,9 +146,10 @@ def point(engine: Engine, a: dict, job: Job, end: float) -> dict:
             if near.distance < MARGIN - 1e-9:  # pointing there takes the arm through the body
                 p = p._replace(found=False, reason=f"collision: {near.part}")
         moved = p.found
-        command = engine.command(
-            model, p.angles, start, moved, end, f"pointAt {list(t)}", a.get("fractionMaxSpeed"), job
-        )
+        command, stopped = _command(engine, model, p.angles, start, moved, end, f"pointAt {list(t)}",
+                                    a.get("fractionMaxSpeed"), job)  # fmt: skip
+        if stopped:  # legs went, then the arm stopped on its way: not pointed, and why
+            p = p._replace(found=False, reason=stopped)
     return answers.point(arm, a["frame"], a["target"], t, p, list(model.names), command, moved)
 
 

@@ -278,6 +278,38 @@ def test_a_sequence_whose_goal_the_other_arm_takes_meanwhile_ends_with_what_was_
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
+def test_a_point_at_whose_arm_stays_short_of_its_via_answers_not_pointed_with_what_was_sent(awake):
+    """pointAt whose motion goes in legs from the crossing's start, the arm held after the first: the answer says
+    not pointed, why, and the leg sent (not an error that hides that the arm moved)."""
+    names = list(arm_model("LArm").names)
+    _put(awake, names, CROSSING_START)
+    before = len(awake.moves())
+    with awake.after_next_move(names) as held:
+        r = awake.ik.pointAtWithSpeed("LArm", 0.343, 0.138, 0.172, 0, 0.3)
+    assert not r["pointed"] and r["moved"] and r["commands"] == 1 and len(r["via"]) == 1, r
+    assert "stopped" in r["reason"] and r["reason"].endswith("nothing more sent"), r["reason"]
+    assert [m["angles"] for m in awake.moves()[before:]] == [r["via"][0], held[0]]
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+def test_a_path_whose_first_point_is_reached_in_legs_stopped_on_them_says_what_was_sent(awake):
+    """trackPath whose first point is reached like a reach, in legs from the crossing's start, the arm held after
+    the first: the answer says where it stopped and the leg sent, no point of the path sent."""
+    model = arm_model("LArm")
+    names = list(model.names)
+    _put(awake, names, CROSSING_START)
+    goal = nao_ik.solve(CROSSING_TARGET, model, initial=CROSSING_START).angles
+    hand = nao_ik.forward(goal, model)
+    points = [[float(x) for x in hand + [0.0, 0.0, 0.002 * k]] for k in range(5)]
+    before = len(awake.moves())
+    with awake.after_next_move(names) as held:
+        r = awake.ik.trackPathWithSpeed("LArm", points, "analytic", 0.3)
+    assert r["sent"] == 0 and len(r["via"]) == 1 and not r["completed"], r
+    assert "stopped" in r["stopped"] and r["stopped"].endswith("nothing more sent"), r["stopped"]
+    assert [m["angles"] for m in awake.moves()[before:]] == [r["via"][0], held[0]]
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_compute_angles_says_how_many_commands(awake):
     names = list(arm_model("LArm").names)
     _put(awake, names, CROSSING_START)
