@@ -119,10 +119,11 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
 
 
 def both(names: list, angles: list, pair: Any, commands: list, collision: str, moved: bool, sent: int,
-         legs: list) -> dict:  # fmt: skip
+         legs: list, stopped: str = "") -> dict:  # fmt: skip
     """``reachBoth``'s: ``pair`` a :class:`nao_ik.recipes.both_arms.BothArms`, ``commands`` each arm's
     :class:`~nao_ik.service.engine.Command`, ``legs`` the ten-joint postures of the move (its last one the
-    answer), ``sent`` how many of them were sent."""
+    answer), ``sent`` how many of them were sent, ``stopped`` why the legs ended before the answer ("" if they
+    did not)."""
     sides = {}
     for side, ans, c in zip(("left", "right"), (pair.left, pair.right), commands):
         sides[side] = {
@@ -136,8 +137,11 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "names": names,
         "angles": angles,
         **sides,
-        "reached": bool(pair.left.reached and pair.right.reached),
+        "reached": bool(pair.left.reached and pair.right.reached) and not stopped,
         "collision": collision,
+        # Why the legs ended before the answer, the arms stopped on their way ("" when they did not): the
+        # commands sent are counted in "commands".
+        "stopped": stopped,
         "moved": bool(moved),
         "jointChange": float(max(commands[0].change, commands[1].change)),
         "moveSeconds": float(max(commands[0].seconds, commands[1].seconds)),

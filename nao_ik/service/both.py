@@ -18,7 +18,7 @@ from ..model.arm import ARMS
 from ..model.body import OTHER_ARM as OTHER_PART
 from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
-from .engine import Engine, apart, left
+from .engine import Engine, StoppedOnItsWay, apart, left
 from .jobs import Job
 from .reach import DEFAULT_METHOD, position_method
 
@@ -72,23 +72,31 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
         unsafe = [f"motion: {arm} has no safe motion to its answer" for arm, c in zip(ARMS, checked) if not c.commands]
         collision = collision or (unsafe[0] if unsafe and len(legs) == 1 else "")
         move = not collision
-        sent = 0
+        sent, stopped = 0, ""
         if move:
             for k, (lq, rq) in enumerate(legs):
                 if time.monotonic() > end:
-                    raise RuntimeError(f"reachBoth took longer than its {engine.budget:g} s budget; "
-                                       f"{'nothing' if k == 0 else f'{k} of {len(legs)} legs'} sent")  # fmt: skip
+                    if k == 0:
+                        raise RuntimeError(f"reachBoth took longer than its {engine.budget:g} s budget; nothing sent")
+                    stopped = f"reachBoth took longer than its {engine.budget:g} s budget"
+                    break
                 if k:
-                    ways = [engine.arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
+                    # Once legs went the robot has moved: where the sequence ends, the answer says so (``stopped``)
+                    # with the legs sent (``commands``).
+                    try:
+                        ways = [engine.arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
+                    except StoppedOnItsWay as e:
+                        stopped = str(e)
+                        break
                     if None in ways:
                         break  # a later call took an arm
                     if any(apart(w.reading, q) > ARRIVED for w, q in zip(ways, legs[k - 1])):
                         # An arm stopped short of the leg (a sagging joint): the next leg from where they are.
                         why = pair_reason(models[0], lq, models[1], rq, ways[0].reading, ways[1].reading)
                         if why:
-                            raise RuntimeError(f"reachBoth: {why} (from where the arms stopped on the way); "
-                                               f"{k} of {len(legs)} legs sent")  # fmt: skip
+                            stopped = f"reachBoth: {why} (from where the arms stopped on the way); nothing more sent"
+                            break
                 engine.call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
                 engine.sensed.follow(left(end))
                 sent += 1
-    return answers.both(names, angles, pair, checked, collision, move, sent, legs)
+    return answers.both(names, angles, pair, checked, collision, move, sent, legs, stopped)

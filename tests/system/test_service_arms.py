@@ -118,6 +118,22 @@ def test_reach_both_after_an_arm_stopped_short_of_its_command_moves_from_where_i
     assert awake.stub.getViolations() == [] and awake.stub.getCollisionStops() == []
 
 
+def test_reach_both_in_legs_whose_arms_stay_short_of_a_leg_answers_with_the_legs_sent_and_why(awake):
+    """reachBoth whose direct motions may meet goes in legs; both arms held after the first: the answer says
+    not reached, why, and the one leg sent (not an error that hides that the arms moved)."""
+    names = list(arm_model("LArm").names) + list(arm_model("RArm").names)
+    awake.ik.setSpeed(1.0)
+    left, right = [0.1676, 0.1886, 0.1954], [0.0673, -0.2965, 0.166]  # from the rest posture: in legs
+    before = len(awake.moves())
+    with awake.after_next_move(names) as held:
+        r = awake.ik.reachBothWithSpeed(left, right, "", 0.3)
+    assert r["moved"] and not r["reached"] and r["commands"] == 1 and len(r["via"]) >= 1, r
+    assert r["stopped"].startswith("the LArm stopped") and r["stopped"].endswith("nothing more sent"), r["stopped"]
+    sent = [m["angles"] for m in awake.moves()[before:]]
+    assert sent == [r["via"][0], held[0]]
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_grasp_steps_in_order_and_ends_closed_at_the_target(awake):
     awake.ik.setSpeed(1.0)
     target = nao_ik.forward(POSTURE["LArm"], "LArm")
