@@ -307,8 +307,9 @@ class Engine:
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
-        stopped = still and self.at_rest(model, start, end)
-        route, way = self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6 else (None, None)
+        route, way = (
+            self._route(model, start, goal, speed, still, end) if near.distance >= MARGIN - 1e-6 else (None, None)
+        )
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
             early = False
@@ -321,11 +322,8 @@ class Engine:
             t0 = time.perf_counter()
             model, start = self.wait_still(model, job, end, what, ready=onward)
             waited[0] += time.perf_counter() - t0
-            # Stopped short of its last command (a sagging joint, the robot's protection) long after it was sent:
-            # it will not set off toward it any more, so it is where it is (not when it was let go on its way).
-            stopped = not early and self.at_rest(model, start, end)
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
-            route, way = (self.route(model, start, goal, speed, stopped) if near.distance >= MARGIN - 1e-6
+            route, way = (self._route(model, start, goal, speed, not early, end) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
         other = self.model(OTHER_ARM[model.arm], end)
         if move and (route is None or not route.commands) and self.aim.get(other.arm) is not None:
@@ -338,6 +336,15 @@ class Engine:
             near = clearance(model, goal, model.body)
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, way
+
+    def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float) -> tuple:
+        """:meth:`route`; where the arm's way to its last command bars the move and the arm was seen still at
+        ``start``, stopped short of that command (a sagging joint, the robot's protection) and :meth:`at_rest`
+        there (it will not set off toward it any more), again from where it is alone."""
+        route, way = self.route(model, start, goal, speed)
+        if still and route.reason == MOVING and self.at_rest(model, start, end):
+            route, way = self.route(model, start, goal, speed, True)
+        return route, way
 
     def at_rest(self, model: ArmModel, start: Any, end: float) -> bool:
         """Whether an arm seen still at ``start`` stays there: ALMotion has answered every command to it (none went
