@@ -145,10 +145,10 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "moved": bool(moved),
         "jointChange": float(max(commands[0].change, commands[1].change)),
         "moveSeconds": float(max(commands[0].seconds, commands[1].seconds)),
-        # The ten-joint commands of the move (1 direct; more where the arms go in legs), and the legs' ends
-        # before the answer.
+        # The ten-joint commands of the move (1 direct; more where the arms go in legs; those sent once it
+        # moved), and the legs' ends before the answer (those sent).
         "commands": sent if moved else len(legs),
-        "via": [lq + rq for lq, rq in legs[:-1]],
+        "via": [lq + rq for lq, rq in legs[:-1]][: sent if moved else None],
     }
 
 
@@ -157,9 +157,10 @@ def hand(arm: str, hand: str, opening: float, seconds: float) -> dict:
     return {"arm": arm, "hand": hand, "opening": opening, "moved": True, "moveSeconds": seconds}
 
 
-def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: list, shown: list) -> dict:
+def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: list, shown: list,
+          moved: bool) -> dict:  # fmt: skip
     """``grasp``'s: ``done`` the steps (:class:`nao_ik.recipes.grasp.GraspStep`) the robot did, ``shown`` those the
-    answer lists; ``failed`` the step that could not be done ("" none)."""
+    answer lists; ``failed`` the step that could not be done ("" none); ``moved`` whether anything was sent."""
     return {
         "arm": arm,
         "target": list(target),
@@ -167,7 +168,7 @@ def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: 
         "completed": not failed,
         "failedStep": failed,
         "reason": reason,
-        "moved": bool(done),
+        "moved": bool(moved),
         "steps": [
             {
                 "step": s.name,

@@ -18,7 +18,7 @@ from ..model.arm import ARMS
 from ..model.body import OTHER_ARM as OTHER_PART
 from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
-from .engine import Engine, StoppedOnItsWay, apart, left
+from .engine import Engine, apart, left
 from .jobs import Job
 from .reach import DEFAULT_METHOD, position_method
 
@@ -80,23 +80,26 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
                         raise RuntimeError(f"reachBoth took longer than its {engine.budget:g} s budget; nothing sent")
                     stopped = f"reachBoth took longer than its {engine.budget:g} s budget"
                     break
-                if k:
-                    # Once legs went the robot has moved: where the sequence ends, the answer says so (``stopped``)
-                    # with the legs sent (``commands``).
-                    try:
+                # Once legs went the robot has moved: where the sequence ends, the answer says so (``stopped``)
+                # with the legs sent (``commands``).
+                try:
+                    if k:
                         ways = [engine.arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
-                    except StoppedOnItsWay as e:
-                        stopped = str(e)
-                        break
-                    if None in ways:
-                        break  # a later call took an arm
-                    if any(apart(w.reading, q) > ARRIVED for w, q in zip(ways, legs[k - 1])):
-                        # An arm stopped short of the leg (a sagging joint): the next leg from where they are.
-                        why = pair_reason(models[0], lq, models[1], rq, ways[0].reading, ways[1].reading)
-                        if why:
-                            stopped = f"reachBoth: {why} (from where the arms stopped on the way); nothing more sent"
+                        if None in ways:  # a later call took an arm
+                            stopped = job.reason or "a later call took an arm on its way"
                             break
-                engine.call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
+                        if any(apart(w.reading, q) > ARRIVED for w, q in zip(ways, legs[k - 1])):
+                            # An arm stopped short of the leg (a sagging joint): the next leg from where they are.
+                            why = pair_reason(models[0], lq, models[1], rq, ways[0].reading, ways[1].reading)
+                            if why:
+                                stopped = f"reachBoth: {why} (from where the arms stopped on the way)"
+                                break
+                    engine.call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
+                except RuntimeError as e:  # stopped on its way, the robot's protection, ALMotion
+                    if not sent:
+                        raise
+                    stopped = str(e).strip().splitlines()[0]
+                    break
                 engine.sensed.follow(left(end))
                 sent += 1
     return answers.both(names, angles, pair, checked, collision, move, sent, legs, stopped)

@@ -254,6 +254,12 @@ class Engine:
         except StoppedOnItsWay as e:  # part of the sequence went: what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
             raise
+        except RuntimeError as e:  # anything else once a leg went (a reading, ALMotion): the robot has moved
+            if not sent:
+                raise
+            stop = StoppedOnItsWay(f"{str(e).strip().splitlines()[0]} (after {len(sent)} of {len(commands)} commands)")
+            stop.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
+            raise stop from None
         return Command(safe, clamped, change, seconds, sent, waited[0], checked)
 
     def _next_leg(self, model: ArmModel, via: list, q: list, goal: list, speed: float, job: Job | None, end: float,
@@ -348,10 +354,10 @@ class Engine:
 
     def at_rest(self, model: ArmModel, start: Any, end: float) -> bool:
         """Whether an arm seen still at ``start`` stays there: ALMotion has answered every command to it (none went
-        unanswered), the last one was sent over STOPPED_CYCLES ago, and the readings of STOPPED_CYCLES cycles
-        taken after those answers came keep it within STILL of ``start`` (a command taken sets the arm off within
-        them). Where it does, a motion from ``start`` alone is its motion, not one from anywhere on its way to
-        that command."""
+        unanswered), the last one was sent over STOPPED_CYCLES ago, the robot's collision protection does not
+        hold it (``isCollision``), and the readings of STOPPED_CYCLES cycles taken after those answers came keep it
+        within STILL of ``start`` (a command taken sets the arm off within them). Where it does, a motion from
+        ``start`` alone is its motion, not one from anywhere on its way to that command."""
         arm, names = model.arm, list(model.names)
         sent, aim = self._sent_at.get(arm), self.aim.get(arm)
         if aim is None or apart(aim, start) <= 1e-9:
@@ -360,11 +366,15 @@ class Engine:
             return False
         if sent is not None and time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
             return False
+        try:  # the robot's protection holding it short may let go: then it sets off toward that command
+            self._protected(arm, end, "short of its last command")
+        except RobotProtection:
+            return False
         for k in range(STOPPED_CYCLES + 1):
             if k:
                 time.sleep(CYCLE)
             now, _ = self.sensed.read(names, left(end), fresh=True)
-            if apart(now, start) > STILL:
+            if apart(model.clamp(now), start) > STILL:
                 return False
         return self._sent_at.get(arm) == sent  # nothing sent to it meanwhile
 
@@ -446,6 +456,10 @@ class Engine:
         """
         last, still, since = None, 0, None
         while True:
+            if time.monotonic() > end:
+                raise StoppedOnItsWay(
+                    "the arm did not reach its swung-out posture within the budget; nothing more sent"
+                )
             now, _ = self.sensed.read(list(model.names), left(end), fresh=True)
             off = apart(now, via)
             still = still_for(still, now, last)
@@ -468,10 +482,6 @@ class Engine:
                 time.sleep(CYCLE)
             elif job.stop.wait(CYCLE):
                 return None
-            if time.monotonic() > end:
-                raise StoppedOnItsWay(
-                    "the arm did not reach its swung-out posture within the budget; nothing more sent"
-                )
 
     def _protected(self, arm: str, end: float, where: str) -> str:
         """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it; else

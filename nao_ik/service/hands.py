@@ -12,7 +12,7 @@ import math
 from ..model import validate
 from ..recipes.grasp import plan_grasp
 from . import answers
-from .engine import Engine, check_motors, left
+from .engine import Engine, StoppedOnItsWay, check_motors, left
 from .jobs import Job
 from .link import reply_limits
 from .reach import DEFAULT_METHOD
@@ -57,6 +57,7 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
     arm = a["arm"]
     speed = a.get("fractionMaxSpeed", engine.speed)
     done: list = []
+    moved = False  # whether anything was sent (a step may fail after its first command went)
     with engine.holding(arm, job, end) as (model, start):
         plan = plan_grasp(a["target"], a["approach"], model, start, DEFAULT_METHOD)
         failed, reason = plan.failed, plan.reason
@@ -69,15 +70,20 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
                 try:
                     if step.angles is None:
                         hand, _, seconds = hand_command(engine, arm, step.hand, end, speed)
+                        moved = True
                         engine.wait_arrival([hand], [step.hand], seconds, job, end)
                     else:
                         command = engine.command(model, step.angles, current, True, end, step.name, speed, job)
+                        moved = moved or bool(command.commands)
                         engine.wait_arrival(list(model.names), command.angles, command.seconds, job, end, arm)
                         current = command.angles
+                except StoppedOnItsWay as e:  # legs of the step went, then the arm stopped on its way
+                    moved, failed, reason = True, step.name, f"{step.name}: {e}"
+                    break
                 except RuntimeError as e:
                     failed, reason = step.name, f"{step.name}: {e}"
                     break
                 done.append(step)
     engine.log.info(f"grasp {arm} at {list(a['target'])}: {'failed at ' + failed if failed else 'done'}")
-    shown = done if done or not failed else plan.steps
-    return answers.grasp(arm, a["target"], a["approach"], failed, reason, done, shown)
+    shown = done if done or not failed or moved else plan.steps
+    return answers.grasp(arm, a["target"], a["approach"], failed, reason, done, shown, moved)

@@ -118,7 +118,8 @@ class MotionLink:
         if state == qi.FutureState.Running:
             if cancel:
                 fut.cancel()
-            raise RuntimeError(f"{what} did not answer within {limit:.2f} s (time budget); nothing more was sent")
+            raise RuntimeError(f"{what} did not answer within {limit:.2f} s (time budget; it may still run); "
+                               "nothing more was sent")  # fmt: skip
         if state == qi.FutureState.Canceled:
             raise RuntimeError(f"{what} was cancelled before it answered")
         if fut.hasError():

@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MOVING, Engine, StoppedOnItsWay, StoppedShort, Way, apart
+from .engine import CYCLE, MOVING, Engine, StoppedOnItsWay, Way, apart
 from .jobs import Job, Stopped
 from .reach import position_method
 
@@ -111,17 +111,21 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
             lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
                                            speed, job).commands  # fmt: skip
         except StoppedOnItsWay as e:  # legs toward the first point went, then it stopped: the answer names them
-            lead_commands, blocked = [*e.partial.commands, None], (0, str(e))
-        vias = [list(q) for q in lead_commands[:-1]]
-        sent = 1 if blocked is None or blocked[0] > 0 else 0
+            lead_commands, blocked = e.partial.commands, (0, str(e))
+        reached_first = bool(lead_commands) and lead_commands[-1] == safe[0]  # not: stopped, or preempted on a leg
+        vias = [list(q) for q in (lead_commands[:-1] if reached_first else lead_commands)]
+        sent = 1 if reached_first else 0
+        if not reached_first and blocked is None:
+            blocked = (0, job.reason or "a later call took the arm on its way")
         # The rest of the path streams once the arm is there (nothing to wait for after a single point).
         if sent and len(safe) > 1 and (blocked is None or blocked[0] > 1):
             way, stuck = _arrived(engine, model, safe[0], job, end, speed)
             if way is None:
                 blocked = (1, stuck or job.reason)
             elif apart(way.reading, safe[0]) > ARRIVED:
-                # Stopped short of the first point (a sagging joint): the stream is checked from there.
-                again = _blocked(engine, model, way.reading, safe, speed, None, False, check)
+                # Stopped short of the first point (a sagging joint): the stream is checked from there (the point
+                # went: no compute deadline now).
+                again = _blocked(engine, model, way.reading, safe, speed, None, False, lambda k: None)
                 if again is not None and (blocked is None or again[0] < blocked[0]):
                     blocked = (max(1, again[0]), again[1])
         done = time.monotonic()
@@ -153,7 +157,13 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         # request ends the wait at once.
         if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
             break
-        engine.call_aimed([(arm, q)], names, q, speed, end)
+        try:
+            engine.call_aimed([(arm, q)], names, q, speed, end)
+        except RuntimeError as e:
+            if not sent and not vias:
+                raise  # nothing went: the call's error
+            failed = str(e)  # points went: the answer says how many, and why the rest did not
+            break
         done = time.monotonic()
         sent += 1
     stopped = failed or ((blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
@@ -165,12 +175,12 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
 
 
 def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, speed: float) -> tuple:
-    """(:meth:`Engine.arrive` at ``q``, ""), or (None, why) where the arm stays short of it (None, "": the job
-    was stopped)."""
+    """(:meth:`Engine.arrive` at ``q``, ""), or (None, why) where the arm stops on its way (stays short of it, the
+    robot's protection holds it, the call's budget ends, no reading) (None, "": the job was stopped)."""
     try:
         return engine.arrive(model, q, job, end, speed), ""
-    except StoppedShort as e:
-        return None, str(e)
+    except RuntimeError as e:  # stays short, the robot's protection, the budget, a reading: commands went before
+        return None, str(e).strip().splitlines()[0]
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,

@@ -78,8 +78,8 @@ def test_a_path_stops_when_almotion_goes_and_the_arm_is_served_when_it_is_back(a
     fut = awake.ik.trackPath("LArm", PATH, "nn-paper", _async=True)
     wait_sending(awake.stub, fut)
     awake.robot.unregister_motion()  # ALMotion crashes mid-path
-    fut.wait(5000)
-    assert fut.hasError() and "ALMotion" in fut.error()
+    r = fut.value(5000)  # points went: the answer says how many and why the rest did not
+    assert not r["completed"] and (r["sent"] or r["via"]) and "ALMotion" in r["stopped"], r
     awake.robot.register_motion()
     assert_silent(awake.stub)  # the path did not resume on the new ALMotion
     assert awake.ik.reachTo(0.15, 0.12, 0.08, "dls")["reached"]

@@ -17,6 +17,8 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik.sensed.read.side_effect = [(list(r), 0.0) for r in readings]
     ik._sent = {"LArm": mocker.Mock()}
     ik._sent["LArm"].answered.return_value = answered
+    ik.motion = mocker.Mock(timeout=1.0)
+    ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
     ik._lost = set()
     ik.aim = {"LArm": list(THERE)}
     ik._sent_at = {"LArm": time.monotonic() - sent_ago}
@@ -26,7 +28,7 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
 def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answer(mocker):
     """At rest: every command answered, the last sent long ago, and still over STOPPED_CYCLES cycles of readings
     taken after that; not where a command is unanswered or was lost (it may still set the arm off), was sent
-    just now, or where the readings show the arm setting off."""
+    just now, where the readings show the arm setting off, or where the robot's protection holds it."""
     model, end = arm_model("LArm"), time.monotonic() + 5.0
     still = [HERE] * (STOPPED_CYCLES + 1)
     assert _engine(mocker, still).at_rest(model, HERE, end)
@@ -37,6 +39,9 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     assert not lost.at_rest(model, HERE, end)
     setting_off = [HERE] * STOPPED_CYCLES + [[0.002, 0.3, -1.0, -0.5, 0.0]]  # the last reading: it moves
     assert not _engine(mocker, setting_off).at_rest(model, HERE, end)
+    held = _engine(mocker, still)  # the robot's protection holds it short: it may let go
+    held.motion.call.return_value = "collision"
+    assert not held.at_rest(model, HERE, end)
     # No command it may be on its way to: at rest at once, nothing read.
     none = _engine(mocker, [])
     none.aim = {}
