@@ -159,14 +159,15 @@ def test_reaches_in_a_row_near_the_body_trip_no_protection(profile):
 
 
 def test_a_path_command_that_timed_out_still_counts_as_sent():
-    """trackPath waits for each setAngles; one that times out may still reach the robot and run, so the service
-    keeps it as the arm's last command (later commands are checked from the arm's way toward it)."""
+    """trackPath's setAngles that ALMotion does not answer may still reach the robot and run, so the service
+    keeps it as the arm's last command (later commands are checked from the arm's way toward it), and the answer
+    counts it as sent and says why the rest was not."""
     s = Stack(motion_timeout=0.3)
     try:
         s.motion.wakeUp()
         s.stub.setHang("setAngles", 1.0)
-        with pytest.raises(RuntimeError):
-            s.ik.trackPath("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "analytic")
+        r = s.ik.trackPath("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "analytic")
+        assert r["sent"] >= 1 and not r["completed"] and r["stopped"], r
         s.stub.setHang("setAngles", 0)
         s.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"])
         ran = [c["angles"] for c in s.stub.getRecordedCommands() if c["method"] == "setAngles"]
