@@ -45,7 +45,7 @@ test: $(STAMP)
 SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
 	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
 	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
-	tests/system/test_faults.py
+	tests/system/test_faults.py tests/system/test_sent_answers.py
 soak: $(STAMP)
 	for profile in linear synchronised; do \
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
