@@ -20,6 +20,7 @@ from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
 from .engine import Engine, apart, left
 from .jobs import Job
+from .link import first_line
 from .reach import DEFAULT_METHOD, position_method
 
 #: The pair's check: the body, and each arm against the other's final and starting postures, still and moving.
@@ -98,7 +99,7 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
                 except RuntimeError as e:  # stopped on its way, the robot's protection, ALMotion
                     if not sent:
                         raise
-                    stopped = str(e).strip().splitlines()[0]
+                    stopped = first_line(e)
                     break
                 engine.sensed.follow(left(end))
                 sent += 1

@@ -24,7 +24,7 @@ from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from .jobs import ArmChannel, Job
-from .link import MotionLink, Unanswered, reply_limits
+from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
 from .sensed import SensedCache
 
@@ -257,7 +257,7 @@ class Engine:
         except RuntimeError as e:  # anything else once a leg went (a reading, ALMotion): the robot has moved
             if not sent:
                 raise
-            stop = StoppedOnItsWay(f"{str(e).strip().splitlines()[0]} (after {len(sent)} of {len(commands)} commands)")
+            stop = StoppedOnItsWay(f"{first_line(e)} (after {len(sent)} of {len(commands)} commands)")
             stop.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
             raise stop from None
         return Command(safe, clamped, change, seconds, sent, waited[0], checked)

@@ -68,7 +68,7 @@ class MotionLink:
             fut = getattr(proxy, method)(*args, _async=True)
         except Exception as e:  # a dead proxy fails at once
             self._drop(proxy)
-            raise RuntimeError(f"ALMotion.{method} failed: {_first_line(e)}") from None
+            raise RuntimeError(f"ALMotion.{method} failed: {first_line(e)}") from None
         return Pending(fut, f"ALMotion.{method}", limit, proxy)
 
     def result(self, pending: Pending, limit: float | None = None, cancel: bool = True) -> Any:
@@ -87,7 +87,7 @@ class MotionLink:
         fut = pending.future
         if fut.isFinished() and fut.hasError():
             self._drop(pending.proxy)
-            return f"{pending.what} failed: {_first_line(fut.error())}"
+            return f"{pending.what} failed: {first_line(fut.error())}"
         return ""
 
     def numbers(self, method: str, *args: Any, count: int, budget: float | None = None) -> list[float]:
@@ -103,7 +103,7 @@ class MotionLink:
         try:
             fut = self._session.service("ALMotion", _async=True)
         except Exception as e:
-            raise RuntimeError(f"ALMotion is not reachable on the robot: {_first_line(e)}") from None
+            raise RuntimeError(f"ALMotion is not reachable on the robot: {first_line(e)}") from None
         proxy = self._wait(fut, "ALMotion (finding the service)", limit, None, unreachable=True)
         with self._lock:
             if self._proxy is None:
@@ -125,8 +125,8 @@ class MotionLink:
         if fut.hasError():
             self._drop(proxy)
             if unreachable:
-                raise RuntimeError(f"ALMotion is not reachable on the robot: {_first_line(fut.error())}")
-            raise RuntimeError(f"{what} failed: {_first_line(fut.error())}")
+                raise RuntimeError(f"ALMotion is not reachable on the robot: {first_line(fut.error())}")
+            raise RuntimeError(f"{what} failed: {first_line(fut.error())}")
         return fut.value()
 
     def _drop(self, proxy: Any) -> None:
@@ -216,6 +216,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _first_line(e: Any) -> str:
+def first_line(e: Any) -> str:
+    """An exception's message's first line (its type's name where it has none): a one-line reason."""
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__

@@ -28,6 +28,7 @@ from ..recipes.track import track_path
 from . import answers
 from .engine import CYCLE, MOVING, Engine, StoppedOnItsWay, Way, apart
 from .jobs import Job, Stopped
+from .link import first_line
 from .reach import position_method
 
 #: The methods whose paths are planned whole (:func:`nao_ik.plan_path`, from the exact solution set); the
@@ -180,7 +181,7 @@ def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, spe
     try:
         return engine.arrive(model, q, job, end, speed), ""
     except RuntimeError as e:  # stays short, the robot's protection, the budget, a reading: commands went before
-        return None, str(e).strip().splitlines()[0]
+        return None, first_line(e)
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,
