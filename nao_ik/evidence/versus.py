@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from typing import Callable
 
 import numpy as np
 
@@ -107,20 +108,28 @@ def print_versus(out, against: str, targets: np.ndarray, arm: str, passes: int) 
     print(f"Against the code at `{against}` ({arm}, the same {len(targets)} targets, each code in its own process, "
           f"the two taking turns pass by pass, {passes} passes, each target's best; `nao_ik.solve`, analytic, from "
           "the neutral posture):", file=out)  # fmt: skip
-    print(file=out)
-    print("| code | median single, body | median single, none | check's cost, median | check's cost, mean | "
-          "targets the body adds over 1 ms to |", file=out)  # fmt: skip
-    print("|---|---|---|---|---|---|", file=out)
     rows = {}
     for name, t in best.items():
         added = (t["body"] - t["none"]) * 1e6
         rows[name] = (np.median(t["body"]) * 1e6, np.median(t["none"]) * 1e6, np.median(added), added.mean(),
                       np.mean(added > 1e3))  # fmt: skip
-        b, n, med, mean, share = rows[name]
-        print(f"| {name} | {b:.0f} µs | {n:.0f} µs | {med:.0f} µs | {mean:,.0f} µs | {share:.1%} |", file=out)
-    now, then = rows["this code"], rows[against]
-    ratios = " | ".join(f"{a / b:.2f}" if b else "-" for a, b in zip(now, then))
-    print(f"| this / that | {ratios} |", file=out, flush=True)
+    columns = ["median single, body", "median single, none", "check's cost, median", "check's cost, mean",
+               "targets the body adds over 1 ms to"]  # fmt: skip
+    _table(out, columns, rows, lambda b, n, med, mean, share: [f"{b:.0f} µs", f"{n:.0f} µs", f"{med:.0f} µs",
+                                                                f"{mean:,.0f} µs", f"{share:.1%}"])  # fmt: skip
+
+
+def _table(out, columns: list, rows: dict, cells: Callable[..., list]) -> None:
+    """A markdown table of the codes compared: a row per code (``cells`` formats its values), then each value's
+    ratio this code / the other."""
+    print(file=out)
+    print("| " + " | ".join(["code", *columns]) + " |", file=out)
+    print("|" + "---|" * (len(columns) + 1), file=out)
+    for name, values in rows.items():
+        print("| " + " | ".join([name, *cells(*values)]) + " |", file=out)
+    now, then = rows.values()
+    print("| this / that | " + " | ".join(f"{a / b:.2f}" if b else "-" for a, b in zip(now, then)) + " |", file=out,
+          flush=True)  # fmt: skip
 
 
 def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
@@ -189,14 +198,10 @@ def print_round_trips(out, against: str, rounds: int) -> None:
           f"check and without, in its own process, on simulated robots of one stub; this process calls the four and "
           f"ALMotion.getAngles in turn, in one order then the reverse, {rounds} calls each, the arm moving between "
           "four targets; medians; the check's cost: body less none):", file=out)  # fmt: skip
-    print(file=out)
-    print("| code | reachTo, body | reachTo, none | ratio | check's cost |", file=out)
-    print("|---|---|---|---|---|", file=out)
     rows = {}
     for name in ("this code", against):
         b, n = med[f"{name} body"], med[f"{name} none"]
         rows[name] = (b, n, b / n, b - n)
-        print(f"| {name} | {b:,.0f} µs | {n:,.0f} µs | {b / n:.2f} | {b - n:,.0f} µs |", file=out)
-    ratios = " | ".join(f"{a / b:.2f}" for a, b in zip(rows["this code"], rows[against]))
-    print(f"| this / that | {ratios} |", file=out)
+    _table(out, ["reachTo, body", "reachTo, none", "ratio", "check's cost"], rows,
+           lambda b, n, ratio, cost: [f"{b:,.0f} µs", f"{n:,.0f} µs", f"{ratio:.2f}", f"{cost:,.0f} µs"])  # fmt: skip
     print(f"\nALMotion.getAngles: {med['getAngles']:,.0f} µs.", file=out, flush=True)

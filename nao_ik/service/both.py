@@ -87,7 +87,7 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
                     if k:
                         ways = [engine.arrive(m, q, job, end, speed) for m, q in zip(models, legs[k - 1])]
                         if None in ways:  # a later call took an arm
-                            stopped = job.reason or "a later call took an arm on its way"
+                            stopped = job.reason
                             break
                         if any(apart(w.reading, q) > ARRIVED for w, q in zip(ways, legs[k - 1])):
                             # An arm stopped short of the leg (a sagging joint): the next leg from where they are.

@@ -242,19 +242,17 @@ class Engine:
         try:
             for k, q in enumerate(commands):
                 if time.monotonic() > end:
-                    raise (StoppedOnItsWay if sent else RuntimeError)(
-                        f"the reach took longer than its {self.budget:g} s budget; nothing more sent"
-                    )
+                    raise RuntimeError(f"the reach took longer than its {self.budget:g} s budget; nothing more sent")
                 if k:
                     model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
-                    if model is None:
-                        break  # a later call took the arm: it commands from where the arm is
+                    if model is None:  # a later call took the arm: it commands from where the arm is
+                        raise StoppedOnItsWay(job.reason)
                 self.send(model.arm, names, q, speed, end)
                 sent.append(q)
-        except StoppedOnItsWay as e:  # part of the sequence went: what was sent
+        except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
             raise
-        except RuntimeError as e:  # anything else once a leg went (a reading, ALMotion): the robot has moved
+        except RuntimeError as e:  # anything else once a leg went (a reading, ALMotion, the budget): the same
             if not sent:
                 raise
             stop = StoppedOnItsWay(f"{first_line(e)} (after {len(sent)} of {len(commands)} commands)")
@@ -287,15 +285,14 @@ class Engine:
             near = clearance(model, goal, model.body)
             if near.distance >= MARGIN - 1e-6 and sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
                 return model
-            if way.reading != way.aim:  # sent on its way, not stopped there: wait until it stops
-                continue
-            if near.distance < MARGIN - 1e-6:
-                raise StoppedOnItsWay(f"{what}: collision: the {near.part} is now where the arm was going; "
-                                      "nothing more sent")  # fmt: skip
-            # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
-            raise StoppedOnItsWay(f"{what}: motion: from where the arm reached its last posture on the way the "
-                                  "next move would cross the body; nothing more sent")  # fmt: skip
-        raise AssertionError("unreachable: the second pass waits for the arm to stop")
+            if way.reading == way.aim:  # stopped there (the second pass always is): the body says no from there
+                break
+        if near.distance < MARGIN - 1e-6:
+            raise StoppedOnItsWay(f"{what}: collision: the {near.part} is now where the arm was going; "
+                                  "nothing more sent")  # fmt: skip
+        # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
+        raise StoppedOnItsWay(f"{what}: motion: from where the arm reached its last posture on the way the "
+                              "next move would cross the body; nothing more sent")  # fmt: skip
 
     def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
               what: str, waited: list, still: bool = False) -> tuple:  # fmt: skip
@@ -359,12 +356,11 @@ class Engine:
         within STILL of ``start`` (a command taken sets the arm off within them). Where it does, a motion from
         ``start`` alone is its motion, not one from anywhere on its way to that command."""
         arm, names = model.arm, list(model.names)
-        sent, aim = self._sent_at.get(arm), self.aim.get(arm)
+        aim = self.aim.get(arm)
         if aim is None or apart(aim, start) <= 1e-9:
             return True  # no command it may still be on its way to (:meth:`way`)
-        if arm in self._lost or not self._sent[arm].answered():
-            return False
-        if sent is not None and time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
+        sent = self._sent_at[arm]  # recorded with the aim
+        if arm in self._lost or not self._sent[arm].answered() or time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
             return False
         try:  # the robot's protection holding it short may let go: then it sets off toward that command
             self._protected(arm, end, "short of its last command")

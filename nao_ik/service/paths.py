@@ -111,13 +111,9 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         try:
             lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
                                            speed, job).commands  # fmt: skip
+            vias, sent = [list(q) for q in lead_commands[:-1]], 1
         except StoppedOnItsWay as e:  # legs toward the first point went, then it stopped: the answer names them
-            lead_commands, blocked = e.partial.commands, (0, str(e))
-        reached_first = bool(lead_commands) and lead_commands[-1] == safe[0]  # not: stopped, or preempted on a leg
-        vias = [list(q) for q in (lead_commands[:-1] if reached_first else lead_commands)]
-        sent = 1 if reached_first else 0
-        if not reached_first and blocked is None:
-            blocked = (0, job.reason or "a later call took the arm on its way")
+            vias, blocked = [list(q) for q in e.partial.commands], (0, str(e))
         # The rest of the path streams once the arm is there (nothing to wait for after a single point).
         if sent and len(safe) > 1 and (blocked is None or blocked[0] > 1):
             way, stuck = _arrived(engine, model, safe[0], job, end, speed)
@@ -163,7 +159,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         except RuntimeError as e:
             if not sent and not vias:
                 raise  # nothing went: the call's error
-            failed = str(e)  # points went: the answer says how many, and why the rest did not
+            failed = first_line(e)  # points went: the answer says how many, and why the rest did not
             break
         done = time.monotonic()
         sent += 1

@@ -85,16 +85,13 @@ def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
 
 def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, end: float, what: str,
              speed: float | None, job: Job | None) -> tuple:  # fmt: skip
-    """(:meth:`Engine.command`'s command, "") or, where the arm stopped on its way (the robot's protection, or
-    something holds it short), (what was sent, why: the answer's ``reason``)."""
+    """(:meth:`Engine.command`'s command, "") or, where the sequence ended after a command went (the arm stopped
+    on its way, a later call took it, ALMotion failed), (what was sent, why: the answer's ``reason``)."""
     try:
-        command = engine.command(model, angles, start, move, end, what, speed, job)
+        return engine.command(model, angles, start, move, end, what, speed, job), ""
     except StoppedOnItsWay as e:
         engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)
-    if move and command.commands and command.commands[-1] != command.angles:  # a later call took the arm on its way
-        return command, job.reason if job is not None and job.reason else "a later call took the arm on its way"
-    return command, ""
 
 
 def torso(engine: Engine, frame: int, end: float) -> Any:
