@@ -157,10 +157,11 @@ def hand(arm: str, hand: str, opening: float, seconds: float) -> dict:
     return {"arm": arm, "hand": hand, "opening": opening, "moved": True, "moveSeconds": seconds}
 
 
-def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: list, shown: list,
-          moved: bool) -> dict:  # fmt: skip
-    """``grasp``'s: ``done`` the steps (:class:`nao_ik.recipes.grasp.GraspStep`) the robot did, ``shown`` those the
-    answer lists; ``failed`` the step that could not be done ("" none); ``moved`` whether anything was sent."""
+def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, shown: list, moved: bool) -> dict:
+    """``grasp``'s: ``shown`` the steps the answer lists, each (:class:`nao_ik.recipes.grasp.GraspStep`, the
+    :class:`Command` sent for it or None: a hand step, or a step planned but not sent), the steps the robot was
+    sent (the last one maybe cut short on its way), else the plan; ``failed`` the step that could not be done
+    ("" none); ``moved`` whether anything was sent."""
     return {
         "arm": arm,
         "target": list(target),
@@ -176,8 +177,12 @@ def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, done: 
                 "reached": bool(s.reached),
                 "error": float(s.error),
                 "hand": -1.0 if s.hand is None else float(s.hand),
+                # The arm's commands for the step: its posture ([] if not sent: a hand step, or planned only)
+                # and the swung-out postures sent before it.
+                "angles": list(c.angles) if c is not None and c.commands and c.commands[-1] == c.angles else [],
+                "via": [] if c is None else _via(c),
             }
-            for s in shown
+            for s, c in shown
         ],
     }
 

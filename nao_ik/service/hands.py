@@ -56,7 +56,7 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
     """A grasp at ``a["target"]`` along ``a["approach"]``; the answer lists the steps done (or planned)."""
     arm = a["arm"]
     speed = a.get("fractionMaxSpeed", engine.speed)
-    done: list = []
+    done: list = []  # (step, what was sent for it: a Command, None for the hand)
     moved = False  # whether anything was sent (a step may fail after its first command went)
     with engine.holding(arm, job, end) as (model, start):
         plan = plan_grasp(a["target"], a["approach"], model, start, DEFAULT_METHOD)
@@ -67,6 +67,7 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
                 if job.stop.is_set():
                     failed, reason = step.name, f"{step.name}: {job.reason}"
                     break
+                command = None
                 try:
                     if step.angles is None:
                         hand, _, seconds = hand_command(engine, arm, step.hand, end, speed)
@@ -79,11 +80,16 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
                         current = command.angles
                 except StoppedOnItsWay as e:  # legs of the step went, then the arm stopped on its way
                     moved, failed, reason = True, step.name, f"{step.name}: {e}"
+                    # What it was sent: the legs that went (the engine's partial), or the whole step's command
+                    # where the robot stopped the arm on its way to it.
+                    done.append((step._replace(reached=False), e.partial or command))
                     break
                 except RuntimeError as e:
                     failed, reason = step.name, f"{step.name}: {e}"
+                    if command is not None and command.commands:  # sent, then the wait for it failed
+                        done.append((step._replace(reached=False), command))
                     break
-                done.append(step)
+                done.append((step, None if step.angles is None else command))
     engine.log.info(f"grasp {arm} at {list(a['target'])}: {'failed at ' + failed if failed else 'done'}")
-    shown = done if done or not failed or moved else plan.steps
-    return answers.grasp(arm, a["target"], a["approach"], failed, reason, done, shown, moved)
+    shown = done if done or not failed or moved else [(step, None) for step in plan.steps]
+    return answers.grasp(arm, a["target"], a["approach"], failed, reason, shown, moved)

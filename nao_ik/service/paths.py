@@ -129,7 +129,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     # With slowAtJumps, a planned jump is not streamed: the arm is waited for at the point before it, the jump
     # sent like a reach (its own route and check from where the arm is) and waited for, then the stream goes on.
     slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
-    slowed, failed = [], ""
+    slowed, jump_vias, failed = [], [], ""
     for k in range(sent, len(safe) if blocked is None else blocked[0]):
         q = safe[k]
         if k in slow and k > 0:
@@ -137,11 +137,17 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
             if way is None:
                 break
             try:
-                engine.command(model, q, way.reading, True, end, f"trackPath {name}: the jump to point {k}", speed,
-                               job)  # fmt: skip
+                legs = engine.command(model, q, way.reading, True, end, f"trackPath {name}: the jump to point {k}",
+                                      speed, job).commands[:-1]  # fmt: skip
+            except StoppedOnItsWay as e:  # legs of the jump went, then it stopped: the answer names them
+                jump_vias.append({"point": k, "via": [list(v) for v in e.partial.commands]})
+                failed = str(e)
+                break
             except RuntimeError as e:
                 failed = str(e)
                 break
+            if legs:
+                jump_vias.append({"point": k, "via": [list(v) for v in legs]})
             sent += 1
             slowed.append(k)
             way, failed = _arrived(engine, model, q, job, end, speed)
@@ -168,6 +174,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     answer = answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped,
                           time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
     answer["slowed"] = slowed
+    answer["slowedVia"] = jump_vias  # the swung-out legs sent before a slowed jump's point
     return answer
 
 

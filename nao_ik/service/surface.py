@@ -199,7 +199,8 @@ class NaoArmIK:
         ``allowJumps`` (default false: a path whose plan needs a jump is refused before anything moves, the
         jump named; true: it is followed, the jump sent as one step, checked like every other),
         ``slowAtJumps`` (true: at each allowed jump the arm is waited for, the jump sent like a reach at the
-        path's speed and waited for, then the stream goes on; the answer's ``slowed`` lists those points)."""
+        path's speed and waited for, then the stream goes on; the answer's ``slowed`` lists those points,
+        ``slowedVia`` the legs sent before them)."""
         a = self._decode("trackPathWithOptions", (arm, points, options))
         a.update({"method": "", **a.pop("options")})
         return self._path("trackPathWithOptions", a)

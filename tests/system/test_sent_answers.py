@@ -107,7 +107,11 @@ def test_a_grasp_whose_first_step_went_says_it_moved(awake):
     names = list(arm_model("LArm").names)
     awake.ik.setSpeed(1.0)
     target = nao_ik.forward(POSTURE["LArm"], "LArm")
-    with awake.after_next_move(names):
+    with awake.after_next_move(names) as held:
         r = awake.ik.grasp("LArm", *target.tolist(), [1.0, 0.0, 0.0])
     assert r["moved"] and r["failedStep"] == "preGrasp" and not r["completed"], r
-    assert awake.moves()
+    # The answer names every arm command the robot received from the service, step by step (the other one:
+    # the client holding the arm).
+    listed = [q for s in r["steps"] for q in s["via"] + ([s["angles"]] if s["angles"] else [])]
+    sent = [m["angles"] for m in awake.moves() if m["names"] == names]
+    assert listed and sorted(sent) == sorted(listed + held), r

@@ -148,6 +148,9 @@ def test_grasp_steps_in_order_and_ends_closed_at_the_target(awake):
     ends = [c for i, c in enumerate(sent) if i + 1 == len(sent) or kinds[i + 1] != kinds[i]]
     assert steps == ["arm", "hand", "arm", "hand", "arm"], kinds
     assert [c["angles"] for c in sent if c["names"] == ["LHand"]] == [[1.0], [0.0]]
+    # The answer names each arm command, the legs of a step in its via.
+    listed = [q for s in r["steps"] for q in s["via"] + ([s["angles"]] if s["angles"] else [])]
+    assert [c["angles"] for c in sent if c["names"] != ["LHand"]] == listed, r["steps"]
     model = arm_model("LArm")
     pre, at, lift = (nao_ik.forward(c["angles"], model) for c in ends if c["names"] != ["LHand"])
     np.testing.assert_allclose(pre, target - [APPROACH_DISTANCE, 0, 0], atol=1e-4)

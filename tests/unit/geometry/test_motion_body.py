@@ -367,9 +367,15 @@ def test_a_path_into_the_torso_is_refused_or_followed_along_it(awake, arm):
     # Slowed at its jumps: each jump sent like a reach once the arm is at the point before it, then waited for.
     awake.ik.reachToWithArm(arm, *path[0], "analytic")
     awake.wait_still(names)
+    before = len(awake.moves())
     slow = awake.ik.trackPathWithOptions(arm, path, {"allowJumps": True, "slowAtJumps": True})
     awake.wait_still(names)
     assert slow["slowed"] and set(slow["slowed"]) <= {j for j, _ in slow["jumps"]}, slow
+    # The answer names every command the robot received: a jump's legs before its point.
+    legs = {v["point"]: v["via"] for v in slow["slowedVia"]}
+    listed = slow["via"] + [q for k, p in enumerate(slow["angles"]) for q in legs.get(k, []) + [p]]
+    listed += legs.get(len(slow["angles"]), [])
+    assert [m["angles"] for m in awake.moves()[before:]] == listed, slow
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
