@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -132,18 +132,22 @@ def _table(out, columns: list, rows: dict, cells: Callable[..., list]) -> None:
           flush=True)  # fmt: skip
 
 
-def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
+def round_trips(roots: dict[str, str], rounds: int, targets: Sequence[Sequence[float]] | None = None
+                ) -> dict[str, np.ndarray]:  # fmt: skip
     """reachTo (analytic) round trips over loopback: per code (name -> checkout) with the body ("<name> body") and
     without ("<name> none"), and ALMotion.getAngles ("getAngles"), taking turns (in one order for the first half of
-    the rounds, in the reverse order for the second), the arm moving between
-    :data:`~nao_ik.evidence.latency.TARGETS`; seconds per call. The simulated robots are this process's (the
-    same stub for every code); each code's services run in its own process."""
+    the rounds, in the reverse order for the second), reaching for ``targets`` in turn (default:
+    :data:`~nao_ik.evidence.latency.TARGETS`, two per arm: both arms on their way at every reach); seconds per
+    call. The simulated robots are this process's (the same stub for every code); each code's services run in
+    its own process."""
     import qi
 
     from sim_stub.robot import SimulatedRobot
 
     from .latency import TARGETS
     from .protocol import interleaved_times
+
+    targets = TARGETS if targets is None else [tuple(float(x) for x in t) for t in targets]
 
     qi.logging.setLevel(qi.logging.ERROR)  # the simulated robots' service directories log each registration
     hosts, robots, sessions, calls = [], [], [], {}
@@ -163,7 +167,7 @@ def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
                 motion = sessions[-1].service("ALMotion")
                 motion.wakeUp()
                 ik = sessions[-1].service("NaoArmIK")
-                calls[f"{name} {key}"] = lambda k, ik=ik: ik.reachTo(*TARGETS[k % len(TARGETS)], "analytic")
+                calls[f"{name} {key}"] = lambda k, ik=ik: ik.reachTo(*targets[k % len(targets)], "analytic")
                 if "getAngles" not in calls:
                     calls["getAngles"] = lambda k, m=motion: m.getAngles(ARM_JOINTS, True)
         for call in calls.values():
@@ -190,18 +194,26 @@ def round_trips(roots: dict[str, str], rounds: int) -> dict[str, np.ndarray]:
 
 
 def print_round_trips(out, against: str, rounds: int) -> None:
-    """The round trips' table: this code and the code at ``against``, and the ratio of each column."""
-    times = round_trips({"this code": HERE, against: os.path.abspath(against)}, rounds)
-    med = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
+    """The round trips' tables, this code and the code at ``against`` and the ratio of each column: the LArm
+    reaching between its two targets of :data:`~nao_ik.evidence.latency.TARGETS` (the RArm still), then all four
+    (each reach's arm and the other one on their way)."""
+    from .latency import TARGETS
+
     print(file=out)
     print(f"reachTo (analytic) over loopback against the code at `{against}` (each code's NaoArmIK with the body "
           f"check and without, in its own process, on simulated robots of one stub; this process calls the four and "
-          f"ALMotion.getAngles in turn, in one order then the reverse, {rounds} calls each, the arm moving between "
-          "four targets; medians; the check's cost: body less none):", file=out)  # fmt: skip
-    rows = {}
-    for name in ("this code", against):
-        b, n = med[f"{name} body"], med[f"{name} none"]
-        rows[name] = (b, n, b / n, b - n)
-    _table(out, ["reachTo, body", "reachTo, none", "ratio", "check's cost"], rows,
-           lambda b, n, ratio, cost: [f"{b:,.0f} µs", f"{n:,.0f} µs", f"{ratio:.2f}", f"{cost:,.0f} µs"])  # fmt: skip
-    print(f"\nALMotion.getAngles: {med['getAngles']:,.0f} µs.", file=out, flush=True)
+          f"ALMotion.getAngles in turn, in one order then the reverse, {rounds} calls each; medians; the check's "
+          "cost: body less none). One arm: the LArm between two targets, the RArm still; both arms: the four "
+          "targets in turn, so each reach's arm and the other arm are on their way (the check then holds the "
+          "other arm anywhere on its way to its command):", file=out)  # fmt: skip
+    for title, targets in (("One arm", TARGETS[:2]), ("Both arms", TARGETS)):
+        times = round_trips({"this code": HERE, against: os.path.abspath(against)}, rounds, targets)
+        med = {k: float(np.median(v)) * 1e6 for k, v in times.items()}
+        rows = {}
+        for name in ("this code", against):
+            b, n = med[f"{name} body"], med[f"{name} none"]
+            rows[name] = (b, n, b / n, b - n)
+        print(f"\n{title} (ALMotion.getAngles: {med['getAngles']:,.0f} µs):", file=out)
+        _table(out, ["reachTo, body", "reachTo, none", "ratio", "check's cost"], rows,
+               lambda b, n, ratio, cost: [f"{b:,.0f} µs", f"{n:,.0f} µs", f"{ratio:.2f}",
+                                          f"{cost:,.0f} µs"])  # fmt: skip

@@ -102,8 +102,23 @@ def link_points(k, q):
         upper arm), 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end (HAND_REACH past the wrist along
         the forearm); 3 None.
     """
-    c1, s1, c2, s2 = math.cos(q[0]), math.sin(q[0]), math.cos(q[1]), math.sin(q[1])
-    c3, s3, c4, s4 = math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3])
+    trig = (math.cos(q[1]), math.sin(q[1]), math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3]))
+    return _points(k, q, trig)
+
+
+def link_frame(k, q):
+    # type: (Any, Sequence[float]) -> Tuple[List[Any], List[Tuple[float, ...]]]
+    """(:func:`link_points`, :func:`link_reach_at`) at ``q``, from one evaluation of its sines and cosines: what a
+    motion check needs at the centre of each box it tries."""
+    trig = (math.cos(q[1]), math.sin(q[1]), math.cos(q[2]), math.sin(q[2]), math.cos(q[3]), math.sin(q[3]))
+    return _points(k, q, trig), _reach(k, trig)
+
+
+def _points(k, q, trig):
+    # type: (Any, Sequence[float], Tuple[float, ...]) -> List[Any]
+    """:func:`link_points` given cos and sin of ShoulderRoll, ElbowYaw and ElbowRoll (``trig``)."""
+    c2, s2, c3, s3, c4, s4 = trig
+    c1, s1 = math.cos(q[0]), math.sin(q[0])
     s = k.s
     ux, uy = k.ux, k.uy
     lx = k.lx  # the wrist: u + Rx(q3) Rz(q4) (lx, 0, 0)
@@ -208,31 +223,44 @@ def link_reach_at(k, q):
     Returns:
         Rows as :func:`link_reach`'s, metres.
     """
-    c2, s2 = math.cos(q[1]), math.sin(q[1])
-    c3, s3 = math.cos(q[2]), math.sin(q[2])
-    c4, s4 = math.cos(q[3]), math.sin(q[3])
+    return _reach(k, (math.cos(q[1]), math.sin(q[1]), math.cos(q[2]), math.sin(q[2]), math.cos(q[3]),
+                      math.sin(q[3])))  # fmt: skip
+
+
+def _reach(k, trig):
+    # type: (Any, Tuple[float, ...]) -> List[Tuple[float, ...]]
+    """:func:`link_reach_at` given cos and sin of ShoulderRoll, ElbowYaw and ElbowRoll (``trig``)."""
+    c2, s2, c3, s3, c4, s4 = trig
     ux, uy, lx, l1 = k.ux, k.uy, k.lx, k.l1
     wy = s4 * lx
     # Each point as g in the ShoulderRoll frame (as :func:`link_points`): its distance from ShoulderPitch's axis
     # (the square distance from the shoulder less the offset along that axis squared) and from ShoulderRoll's.
     along = s2 * ux + c2 * uy
-    elbow = math.sqrt(max(l1 * l1 - along * along, 0.0))
+    x = l1 * l1 - along * along
+    elbow = math.sqrt(x if x >= 0.0 else 0.0)
     # The upper arm's root is the elbow's offset scaled by -SHOULDER_BACK / l1: its distances scale the same way.
-    root = max(1.0, SHOULDER_BACK / l1)
-    far = []
-    for scale in (1.0, 1.0 + HAND_REACH / lx):  # the wrist, the hand's far end: u + scale (wrist - u)
-        g0, g1, g2 = ux + scale * c4 * lx, uy + scale * c3 * wy, scale * s3 * wy
-        along = s2 * g0 + c2 * g1
-        flat = g0 * g0 + g1 * g1
-        far.append((math.sqrt(max(flat + g2 * g2 - along * along, 0.0)), math.sqrt(flat)))
-    (wrist0, wrist1), (end0, end1) = far
+    root = SHOULDER_BACK / l1
+    root = root if root > 1.0 else 1.0
+    tip = 1.0 + HAND_REACH / lx
+    # The wrist and the hand's far end (u + tip (wrist - u)), written out (the comparisons are max's, in its order:
+    # this runs for every box a motion check tries).
+    g0, g1, g2 = ux + c4 * lx, uy + c3 * wy, s3 * wy
+    along = s2 * g0 + c2 * g1
+    flat = g0 * g0 + g1 * g1
+    x = flat + g2 * g2 - along * along
+    wrist0, wrist1 = math.sqrt(x if x >= 0.0 else 0.0), math.sqrt(flat)
+    g0, g1, g2 = ux + tip * c4 * lx, uy + tip * c3 * wy, tip * s3 * wy
+    along = s2 * g0 + c2 * g1
+    flat = g0 * g0 + g1 * g1
+    x = flat + g2 * g2 - along * along
+    end0, end1 = math.sqrt(x if x >= 0.0 else 0.0), math.sqrt(flat)
     # The elbow joints' axes pass through the elbow (ElbowYaw's along the upper arm, ElbowRoll's across the
     # forearm); WristYaw's along the forearm, which holds every link point past the elbow.
-    tip = 1.0 + HAND_REACH / lx
+    ay = wy if wy >= 0.0 else -wy
     return [
         (elbow * root, l1 * root, 0.0, 0.0, 0.0),
-        (max(elbow, wrist0), max(l1, wrist1), abs(wy), lx, 0.0),
-        (max(wrist0, end0), max(wrist1, end1), abs(wy) * tip, lx * tip, 0.0),
+        (elbow if elbow >= wrist0 else wrist0, l1 if l1 >= wrist1 else wrist1, ay, lx, 0.0),
+        (wrist0 if wrist0 >= end0 else end0, wrist1 if wrist1 >= end1 else end1, ay * tip, lx * tip, 0.0),
     ]
 
 
@@ -264,9 +292,9 @@ def region_rows(model, lo, hi, part):
 
     def piece(p, q):
         centre = [0.5 * (a + b) for a, b in zip(p, q)]
-        reach = link_reach_at(k, centre)
+        pts, reach = link_frame(k, centre)
         grow = box_growth(reach, [0.5 * (b - a) for a, b in zip(p, q)])
-        return max(grow), p, q, grow, [max(w) for w in zip(*reach)], centre
+        return max(grow), p, q, grow, [max(w) for w in zip(*reach)], pts
 
     pieces = [piece(list(lo), list(hi))]
     while len(pieces) < REGION_PIECES:
@@ -278,8 +306,7 @@ def region_rows(model, lo, hi, part):
         mid = 0.5 * (p[j] + q[j])
         pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
     out = []
-    for _, _, _, grow, _, centre in pieces:
-        pts = link_points(k, centre)
+    for _, _, _, grow, _, pts in pieces:
         for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
             out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
     return tuple(out)

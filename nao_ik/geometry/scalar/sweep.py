@@ -25,7 +25,7 @@ import heapq
 import math
 
 from ...model.body_data import LINK_ROWS
-from .clearance import box_growth, link_points, link_reach_at, link_segments, pairs_within, prepared
+from .clearance import box_growth, link_frame, link_points, link_segments, pairs_within, prepared
 from .swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -202,8 +202,8 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
             centre = [0.5 * (x + y) for x, y in zip(a, b)]
             half = [0.5 * (y - x) for x, y in zip(a, b)]
             samples += 1
-            links = link_segments(link_points(k, centre))
-            reach = link_reach_at(k, centre)
+            pts, reach = link_frame(k, centre)
+            links = link_segments(pts)
             low, part, open_pairs, exact, exact_part = pairs_within(links, pairs, box_growth(reach, half), need)
             if not open_pairs:
                 continue
@@ -223,9 +223,10 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
             return False, heap[0][0], heap[0][7], samples
         _, _, a, b, centre, half, open_pairs, _, reach = heapq.heappop(heap)
         # Across the joint that moves the links still near the body most there (the first such joint).
+        near = [reach[i] for i in sorted({i for i, _ in open_pairs})]
         j, most = 0, -1.0
         for jj in range(5):
-            moves = max(reach[i][jj] for i, _ in open_pairs) * half[jj]
+            moves = max(w[jj] for w in near) * half[jj]
             if moves > most:
                 j, most = jj, moves
         mid = centre[j]

@@ -29,11 +29,12 @@ def test_the_round_trips_of_each_code_with_and_without_the_body_and_their_table(
     """Each code's two simulated robots over real libqi (this checkout twice): every reach answered, in turns."""
     from nao_ik.evidence.versus import print_round_trips, round_trips
 
-    times = round_trips({"a": HERE, "b": HERE}, 6)
+    times = round_trips({"a": HERE, "b": HERE}, 6, [(0.15, 0.12, 0.08), (0.12, 0.15, 0.02)])
     assert sorted(times) == ["a body", "a none", "b body", "b none", "getAngles"]
     assert all(t.shape == (6,) and np.all(t > 0) and np.all(t < 5) for t in times.values())
     out = io.StringIO()
     print_round_trips(out, HERE, 4)
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
-    assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"]
-    assert all(float(x) > 0 for x in rows[-1].strip("| ").split(" | ")[1:4])
+    assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"] * 2
+    assert all(float(x) > 0 for r in (rows[3], rows[7]) for x in r.strip("| ").split(" | ")[1:4])
+    assert "One arm" in out.getvalue() and "Both arms" in out.getvalue()
