@@ -210,7 +210,7 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
     robot = SimulatedRobot(latency=latency)
     server, user = qi.Session(), qi.Session()
     service = None
-    out = ReadReach([], [], [], [], [], [])
+    out = ReadReach([], [], [], [], [], [], [])
     try:
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
@@ -228,12 +228,12 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
             t1 = time.perf_counter()
             try:
                 got = ik.reachToWithArm("LArm", *targets[k % len(targets)], "analytic")
-                sent, wait, check = got["commands"], got["waitMs"], got["checkMs"]
+                sent, wait, check, other = got["commands"], got["waitMs"], got["checkMs"], got["otherSolution"]
                 if not got["reached"]:  # stopped on its way (the targets are reachable): a failed reach too
                     sent = 0
                     out.refusals.append(got["reason"])
             except RuntimeError as e:
-                sent, wait, check = 0, 0.0, 0.0
+                sent, wait, check, other = 0, 0.0, 0.0, False
                 out.refusals.append(str(e).split(": ", 1)[-1])
             t2 = time.perf_counter()
             if k >= 3:
@@ -242,6 +242,7 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
                 out.commands.append(sent)
                 out.wait_ms.append(wait)
                 out.check_ms.append(check)
+                out.other.append(other)
     finally:
         if service is not None:
             service.close(1.0)
@@ -260,14 +261,15 @@ def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=None)
           "call (medians; ratio: reachTo / getAngles). Each reach is sent at once (one command, no wait), after "
           "waiting for the arm to stop (one command: no motion to the target was certified from everywhere on the "
           "arm's way, overshoot included), in legs (swung out first: each leg waits for the arm at the one "
-          "before), or refused or stopped on its way (not reached); check: the motion check's computation (the "
-          "answer's checkMs).",
+          "before), or refused or stopped on its way (not reached); of the reaches sent as one command, those sent to "
+          "another solution of the target than analytic's, which would have needed legs or a wait (the answer's "
+          "otherSolution); check: the motion check's computation (the answer's checkMs).",
           file=out)  # fmt: skip
     print(file=out)
     print("| the program | median getAngles | median reachTo | ratio | sent at once | after waiting | in legs | "
-          "refused or stopped | median reachTo, sent at once | ratio, sent at once | median check, sent at once |",
-          file=out)  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
+          "refused or stopped | one command, another solution | median reachTo, sent at once | ratio, sent at once | "
+          "median check, sent at once |", file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for still, label in ((False, "reads and reaches at once"), (True, "waits until the arm stopped, then reads")):
         r = read_then_reach(reaches, latency, seed, still)
         read = statistics.median(r.read)
@@ -277,7 +279,8 @@ def print_read_then_reach(reaches: int, latency: float, seed: int = 0, out=None)
         once_med = statistics.median([r.reach[k] for k in once]) if once else float("nan")
         check = statistics.median([r.check_ms[k] for k in once]) if once else float("nan")
         print(f"| {label} | {1e3 * read:.1f} ms | {1e3 * reach:.1f} ms | {reach / read:.2f} | {len(once)} | "
-              f"{waited} | {sum(c > 1 for c in r.commands)} | {len(r.refusals)} | {1e3 * once_med:.1f} ms | "
+              f"{waited} | {sum(c > 1 for c in r.commands)} | {len(r.refusals)} | "
+              f"{sum(c == 1 and o for c, o in zip(r.commands, r.other))} | {1e3 * once_med:.1f} ms | "
               f"{once_med / read:.2f} | {check:.1f} ms |", file=out, flush=True)  # fmt: skip
         reasons = sorted(set(r.refusals))
         if reasons:

@@ -11,6 +11,7 @@ toward the target instead, :mod:`nao_ik.geometry.clear`).
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 
@@ -76,6 +77,19 @@ def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.nd
         best_m = np.where(take, mj, best_m)
         best_q = np.where(take[:, None], qa[np.arange(n), j], best_q)
     return best_m >= 0.0, np.clip(best_q, model.lower, model.upper)
+
+
+def clear_by_move(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> np.ndarray:
+    """The target's sampled configurations (:func:`swivel_samples`, WristYaw held at ``q0``'s) inside the limits
+    and clear of the body, by their move time from ``q0`` (:func:`~nao_ik.geometry.nearest.move_time`), the
+    shortest first: other exact solutions of a reach, (K, 5)."""
+    q0 = np.asarray(q0, dtype=float)
+    angles, inside = swivel_samples(model, np.asarray(target, dtype=float)[None], q0[4:5])
+    q = angles.reshape(-1, 5)[inside.ravel()]
+    if model.body and q.size:
+        q = q[clearance_batch(model, q, model.body)[0] >= MARGIN]
+    speed = np.array([j.max_velocity for j in model.joints])
+    return q[np.argsort((np.abs(q - q0) / speed).max(axis=1), kind="stable")]
 
 
 def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None) -> tuple:

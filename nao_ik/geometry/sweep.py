@@ -41,6 +41,7 @@ from ..model.arm import ArmModel
 from ..model.body import Capsule
 from .collision import arm_region, clearance
 from .scalar.sweep import (  # noqa: F401  (re-exported)
+    BOX_BUDGET,
     OVERSHOOT_CYCLES,
     REACH,
     STEP,
@@ -98,7 +99,8 @@ class Plan(NamedTuple):
 
 
 def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float = 1.0,
-          body: Sequence[Capsule] | None = None, extra: float = 0.0, tolerance: float = 0.0) -> Sweep:  # fmt: skip
+          body: Sequence[Capsule] | None = None, extra: float = 0.0, tolerance: float = 0.0,
+          budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
     """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN (+ ``extra``).
 
     The box between the two postures (each joint anywhere between its start and its goal) is certified
@@ -113,6 +115,7 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
         body: the shapes to keep clear of (default: the model's body).
         extra: clearance required beyond SWEEP_MARGIN, metres.
         tolerance: radians by which the start may be off (an arm sent on once it arrived within it).
+        budget: the most postures checked before the box is called not certified.
 
     Returns:
         :class:`Sweep`.
@@ -121,11 +124,12 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
     # goes monotonically to the goal, so the box never reaches past the goal.
     off = [[float(s) - tolerance for s in start], [float(s) + tolerance for s in start]] if tolerance else []
     none = [0.0] * 5
-    return _certify(model, [start, *off, goal], none, none, body, extra)
+    return _certify(model, [start, *off, goal], none, none, body, extra, budget)
 
 
 def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float], aim_fraction: float,
-                 goal: Sequence[float], body: Sequence[Capsule] | None = None) -> Sweep:  # fmt: skip
+                 goal: Sequence[float], body: Sequence[Capsule] | None = None, budget: int = BOX_BUDGET
+                 ) -> Sweep:  # fmt: skip
     """Whether a command to ``goal`` is safe for an arm that may still be on its way from ``reading`` to ``aim``.
 
     Wherever the arm is on its way (anywhere in the box between ``reading`` and ``aim``, whatever the
@@ -134,7 +138,7 @@ def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float]
     toward ``goal``: the box around the three postures, grown by the overshoot on the side the joint was
     moving, holds every such motion.
     """
-    return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0)
+    return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0, budget)
 
 
 def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],
@@ -145,7 +149,7 @@ def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Seq
 
 
 def _certify(model: ArmModel, postures: list, low: Sequence[float], high: Sequence[float],
-             body: Sequence[Capsule] | None, extra: float) -> Sweep:  # fmt: skip
+             body: Sequence[Capsule] | None, extra: float, budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
     shapes = model.body if body is None else tuple(body)
     if not shapes:
         return Sweep(True, math.inf, "", 0)
@@ -154,7 +158,7 @@ def _certify(model: ArmModel, postures: list, low: Sequence[float], high: Sequen
     need = min(SWEEP_MARGIN + extra, here.distance - STEP / 2) - 1e-9
     lo, hi = hull([[float(x) for x in q] for q in postures], low, high)
     lo, hi = [max(a, m) for a, m in zip(lo, model.lower)], [min(b, m) for b, m in zip(hi, model.upper)]
-    return Sweep(*certify(model, shapes, lo, hi, need))
+    return Sweep(*certify(model, shapes, lo, hi, need, budget))
 
 
 def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequence[float]], fraction: float,

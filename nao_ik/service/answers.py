@@ -22,10 +22,10 @@ def _motion(command: Command, moved: bool) -> dict:
 
 
 def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms: float, command: Command,
-          moved: bool, stopped: str = "") -> dict:  # fmt: skip
+          moved: bool, stopped: str = "", other: bool = False) -> dict:  # fmt: skip
     """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``stopped``: why the
     arm stopped on its way (:data:`~nao_ik.service.engine.ROBOT_PROTECTION`, or where it stays short), "" if
-    it did not."""
+    it did not; ``other``: the command is another exact solution of the target than the method's."""
     return {
         "arm": arm,
         "method": method,
@@ -55,6 +55,10 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         "commands": len(command.commands),
         # The swung-out postures commanded before the answer (empty for a direct move).
         "via": _via(command),
+        # True where the method's answer would have needed legs or a wait for the arm and another exact solution
+        # (the same hand position, a different elbow: nearest first among sampled ones) goes direct: "angles"
+        # and "error" are that one's.
+        "otherSolution": bool(other),
     }
 
 

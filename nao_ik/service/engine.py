@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import math
 import time
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.sweep import ARRIVED, Plan, plan, sweep_moving
+from ..geometry.sweep import ARRIVED, BOX_BUDGET, Plan, Sweep, plan, sweep, sweep_moving
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
@@ -48,6 +49,9 @@ ARRIVAL_MARGIN = 1.0
 #: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
 #: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
 SAG = 0.06
+#: Other postures for the same task a command tries before legs or a wait (:meth:`Engine._other`): each costs a
+#: motion check.
+ALTERNATIVES = 8
 #: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
 #: ALMotion's ``isCollision`` whether the robot's own protection did it.
 STOPPED_CYCLES = 5
@@ -197,7 +201,8 @@ class Engine:
             yield self.arm_state(arm, motors=True, end=end)
 
     def command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
-                speed: float | None = None, job: Job | None = None, still: bool = False) -> Command:  # fmt: skip
+                speed: float | None = None, job: Job | None = None, still: bool = False,
+                others: Callable[[ArmModel, list], Iterable[list]] | None = None) -> Command:  # fmt: skip
         """The last line of defence before setAngles, and the commands themselves when moving.
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
@@ -209,7 +214,10 @@ class Engine:
         exists, nothing is sent. The (last) command goes out without waiting for ALMotion's answer
         (:meth:`send`); ``speed`` is its fractionMaxSpeed (default: the service's). ``still``: ``start`` was read
         once the arm was seen still (:meth:`wait_still`); where it is :meth:`at_rest` short of its last command,
-        the motion is checked from there alone.
+        the motion is checked from there alone. ``others(model, start)``: other postures that do the same task
+        (other exact solutions of a reach's target), best first; where the motion to ``angles`` would need legs
+        or a wait for the arm, the first of them (at most ALTERNATIVES) whose motion goes direct is sent instead
+        (the command's angles say which).
 
         Returns:
             What was (or would be) sent: :class:`Command`.
@@ -224,7 +232,10 @@ class Engine:
         seconds = move_seconds(model, start, safe, speed)
         waited, t0 = [0.0], time.perf_counter()
         if model.body:
-            model, start, near, route, _ = self._plan(model, start, safe, speed, move, job, end, what, waited, still)
+            model, start, near, route, goal = self._plan(model, start, safe, speed, move, job, end, what, waited,
+                                                         still, others)  # fmt: skip
+            if goal is not safe:  # another posture for the task (inside the limits): the command's
+                safe, clamped = goal, []
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
@@ -295,7 +306,7 @@ class Engine:
                               "next move would cross the body; nothing more sent")  # fmt: skip
 
     def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
-              what: str, waited: list, still: bool = False) -> tuple:  # fmt: skip
+              what: str, waited: list, still: bool = False, others: Callable | None = None) -> tuple:  # fmt: skip
         """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
 
         ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
@@ -303,21 +314,32 @@ class Engine:
         or until it is far enough on its way that the motion is certified from the rest of it, and plan from
         where it is.
 
+        Where that motion needs legs or a wait and ``others`` gives postures doing the same task, the first whose
+        motion goes direct (:meth:`_other`) is the goal instead.
+
         Returns:
             (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
-            arm's way as checked); the seconds spent waiting for an arm are added to ``waited[0]``.
+            goal); the seconds spent waiting for an arm are added to ``waited[0]``.
         """
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
-        route, way = (
-            self._route(model, start, goal, speed, still, end) if near.distance >= MARGIN - 1e-6 else (None, None)
-        )
+        route = way = None
+        tried = False  # other postures tried (from anywhere on the arm's way): again once it is at rest
+        if near.distance >= MARGIN - 1e-6:
+            moving = self.way(model, start)
+            if others is not None and not self._direct(model, start, goal, speed, moving).clear:
+                tried = True
+                other = self._other(model, start, speed, moving, others)
+                if other is not None:
+                    goal, route = other
+            if route is None:
+                route, way = self._route(model, start, goal, speed, still, end)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
             early = False
 
-            def onward(now: list, model: ArmModel = model) -> bool:
+            def onward(now: list, model: ArmModel = model, goal: list = goal) -> bool:
                 nonlocal early
                 early = _onward(model, self.aim[model.arm], self._aim_speed.get(model.arm, 1.0), goal, now)
                 return early
@@ -328,6 +350,12 @@ class Engine:
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
             route, way = (self._route(model, start, goal, speed, not early, end) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
+            if tried and route is not None and route.commands and route.commands != [goal] and way is None:
+                # The arm at rest now: its other postures again, from where it is alone.
+                tried = False
+                other = self._other(model, start, speed, None, others)
+                if other is not None:
+                    goal, route = other
         other = self.model(OTHER_ARM[model.arm], end)
         if move and (route is None or not route.commands) and self.aim.get(other.arm) is not None:
             # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
@@ -338,7 +366,34 @@ class Engine:
             waited[0] += time.perf_counter() - t0
             near = clearance(model, goal, model.body)
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-        return model, start, near, route, way
+        return model, start, near, route, goal
+
+    def _other(self, model: ArmModel, start: Any, speed: float, way: Way | None,
+               others: Callable[[ArmModel, list], Iterable[list]]) -> tuple | None:  # fmt: skip
+        """(goal, its plan): the first of at most ALTERNATIVES postures of ``others(model, start)`` clear of the
+        body whose motion goes direct (:meth:`_direct`), their checks together within one check's BOX_BUDGET
+        postures; None."""
+        left_over = BOX_BUDGET
+        for q in itertools.islice(others(model, list(start)), ALTERNATIVES):
+            q = [float(x) for x in model.clamp(q)]
+            if clearance(model, q, model.body).distance < MARGIN - 1e-6:
+                continue
+            got = self._direct(model, start, q, speed, way, left_over)
+            if got.clear:
+                return q, Plan([q], "", move_seconds(model, start, q, speed))
+            left_over -= got.samples
+            if left_over <= 0:
+                break
+        return None
+
+    @staticmethod
+    def _direct(model: ArmModel, start: Any, goal: list, speed: float, way: Way | None,
+                budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
+        """Whether one command to ``goal`` is certified (:class:`~nao_ik.geometry.sweep.Sweep`): from ``start``
+        (``way`` None), else from anywhere on the arm's way (:meth:`route`'s first test)."""
+        if way is None:
+            return sweep(model, start, goal, speed, budget=budget)
+        return sweep_moving(model, way.reading, way.aim, way.fraction, goal, budget=budget)
 
     def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float) -> tuple:
         """:meth:`route`; where the arm's way to its last command bars the move and the arm was seen still at

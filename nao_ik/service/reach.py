@@ -20,6 +20,8 @@ from ..api.all_solutions import solve_all
 from ..api.pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
 from ..api.position import resolve_method, solve
 from ..geometry.collision import clear_of_body, clearance
+from ..geometry.sampled import clear_by_move
+from ..kinematics.chain import forward
 from ..kinematics.frames import FRAME_TORSO, check_transform, point_to_torso, pose_to_torso
 from ..model import validate
 from ..model.body import MARGIN
@@ -51,12 +53,21 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
         sol = solve(target, model, name, initial=start)
         solve_ms = (time.perf_counter() - t0) * 1e3
         what = f"{name} for {target}"
-        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
+        # A reached target's other exact solutions, nearest first: one of them goes where the answer's motion
+        # would need legs or a wait (the same hand position, a different elbow).
+        others = (lambda m, q: (x.tolist() for x in clear_by_move(m, target, q))) if sol.reached else None
+        command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job,
+                                    others)  # fmt: skip
+    other = sol.reached and command.angles != [float(x) for x in model.clamp(sol.angles)]
+    if other:  # another exact solution was sent instead
+        error = float(np.linalg.norm(forward(model, command.angles) - np.asarray(target, dtype=float)))
+        sol = sol._replace(angles=tuple(command.angles), error=error)
     engine.log.info(
         f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
         f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
+        f"{' (another solution, direct)' if other else ''}"
     )
-    return answers.reach(arm, name, target, names, sol, solve_ms, command, move, stopped)
+    return answers.reach(arm, name, target, names, sol, solve_ms, command, move, stopped, other)
 
 
 def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
@@ -84,11 +95,11 @@ def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
 
 
 def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, end: float, what: str,
-             speed: float | None, job: Job | None) -> tuple:  # fmt: skip
+             speed: float | None, job: Job | None, others: Any = None) -> tuple:  # fmt: skip
     """(:meth:`Engine.command`'s command, "") or, where the sequence ended after a command went (the arm stopped
     on its way, a later call took it, ALMotion failed), (what was sent, why: the answer's ``reason``)."""
     try:
-        return engine.command(model, angles, start, move, end, what, speed, job), ""
+        return engine.command(model, angles, start, move, end, what, speed, job, others=others), ""
     except StoppedOnItsWay as e:
         engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)

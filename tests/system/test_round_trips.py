@@ -249,3 +249,4 @@ def test_read_then_reach_times_both_programs(capsys):
     rows = [line.split(" | ") for line in out if line.startswith("| ") and " ms |" in line]
     assert [r[0] for r in rows] == ["| reads and reaches at once", "| waits until the arm stopped, then reads"]
     assert all(int(r[4]) + int(r[5]) + int(r[6]) + int(r[7]) == 1 for r in rows)
+    assert all(int(r[8]) <= int(r[4]) + int(r[5]) for r in rows)  # another solution: sent as one command

@@ -225,6 +225,51 @@ def test_a_swung_out_sequence_goes_on_while_the_arm_moves(awake):
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
+def _needs_legs_but_another_goes_direct(model, count: int, seed: int) -> list:
+    """(start, target) pairs, by the library: random clear starts and benchmark targets whose answer's motion
+    needs legs while a sampled other solution of the target goes direct."""
+    from nao_ik.evidence.protocol import sample_targets
+    from nao_ik.geometry.sampled import clear_by_move
+
+    rng = np.random.default_rng(seed + 1)  # not the targets' own configurations (sample_targets draws those)
+    found = []
+    for t in sample_targets(model.arm, 400, seed).tolist():
+        q = random_configurations(model, 1, rng, 0.0)[0]
+        if clearance(model, q.tolist(), model.body).distance < 0.02:
+            continue
+        sol = nao_ik.solve(t, model, initial=q.tolist())
+        if sol.reached and not sweep(model, q.tolist(), list(sol.angles)).clear:
+            if any(sweep(model, q.tolist(), x.tolist()).clear for x in clear_by_move(model, t, q)[:8]):
+                found.append((q.tolist(), t))
+                if len(found) == count:
+                    break
+    return found
+
+
+def test_a_reach_whose_answer_needs_legs_goes_direct_to_another_solution(awake):
+    """Where the method's answer would need legs (its joint-space box not clear of the body) and another exact
+    solution of the target goes direct, that one is sent: one command, the hand on the target, the answer says
+    so (otherSolution, its angles and error); the robot's protection stops nothing."""
+    model = arm_model("LArm")
+    names = list(model.names)
+    awake.ik.setSpeed(1.0)
+    other = 0
+    for start, target in _needs_legs_but_another_goes_direct(model, 4, 5):
+        _put(awake, names, start)
+        before = len(awake.moves())
+        r = awake.ik.reachToWithArm("LArm", *target, "analytic")
+        sent = [m["angles"] for m in awake.moves()[before:]]
+        assert r["reached"] and r["error"] < 1e-9 and sent == r["via"] + [r["angles"]], r
+        if r["otherSolution"]:
+            other += 1
+            assert r["commands"] == 1 and r["via"] == [] and r["clamped"] == [], r
+            assert np.linalg.norm(forward_batch(model, np.array([r["angles"]]))[0] - target) < 1e-9
+            assert sweep(model, start, r["angles"]).clear
+        awake.wait_still(names, 30)
+    assert other, "no reach went to another solution"
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 @pytest.mark.parametrize("call", ["reachToWithSpeed", "reachToPoseWithSpeed"])
 def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reason(awake, call):
     """The arm held where it is right after the first leg of a swung-out sequence (another client's command, as
@@ -498,12 +543,16 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.5, 0.2)
 
 
-def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake):
+def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake, monkeypatch):
     """A reach sent while the arm is on its way to the last one, whose motion is not certified from all of that
     way: the service waits, and sends as soon as the motion is certified from where the arm is on the rest of
     its way, overshoot included: while the arm still moves, far from its last command (waiting until it stopped
-    there would send only within ARRIVED of it, or still); nothing enters the robot's protection margin."""
+    there would send only within ARRIVED of it, or still); nothing enters the robot's protection margin. The
+    wait itself: no other solution of the target tried first (with them these reaches go direct at once)."""
     from nao_ik.evidence.protocol import sample_targets
+    from nao_ik.service import engine
+
+    monkeypatch.setattr(engine, "ALTERNATIVES", 0)
 
     model = arm_model("LArm")
     names = list(model.names)
