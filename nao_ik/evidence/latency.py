@@ -175,8 +175,8 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
 class ReadReach(NamedTuple):
     """One protocol of :func:`read_then_reach`: per reach, the getAngles and reachTo times (s), the commands the
     reach sent (0: refused, or not reached: stopped on its way), the refusals' reasons (and those of the reaches
-    not reached), and per reach the answer's ``waitMs`` and ``checkMs`` (0 for
-    a refusal)."""
+    not reached), and per reach the answer's ``waitMs``, ``checkMs`` (0 for
+    a refusal) and ``otherSolution`` (False for a refusal)."""
 
     read: list
     reach: list
@@ -184,6 +184,7 @@ class ReadReach(NamedTuple):
     refusals: list
     wait_ms: list
     check_ms: list
+    other: list
 
 
 def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = False) -> ReadReach:
