@@ -18,7 +18,7 @@ from ..model.arm import ARMS
 from ..model.body import OTHER_ARM as OTHER_PART
 from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
-from .engine import Engine, apart, left
+from .engine import Engine, NoAnswer, apart, left
 from .jobs import Job
 from .link import first_line
 from .reach import DEFAULT_METHOD, position_method
@@ -96,6 +96,10 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
                                 stopped = f"reachBoth: {why} (from where the arms stopped on the way)"
                                 break
                     engine.call_aimed([("LArm", lq), ("RArm", rq)], names, lq + rq, speed, end)
+                except NoAnswer as e:  # the leg may run: counted as sent, the answer says why nothing followed
+                    sent += 1
+                    stopped = first_line(e)
+                    break
                 except RuntimeError as e:  # stopped on its way, the robot's protection, ALMotion
                     if not sent:
                         raise

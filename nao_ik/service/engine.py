@@ -95,6 +95,11 @@ class StoppedOnItsWay(RuntimeError):
     partial: Command | tuple = ()
 
 
+class NoAnswer(RuntimeError):
+    """ALMotion did not answer a command in time: it may have gone out and may still run (the caller counts it
+    as sent)."""
+
+
 class RobotProtection(StoppedOnItsWay):
     """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
 
@@ -327,12 +332,15 @@ class Engine:
         route = way = None
         tried = False  # other postures tried (from anywhere on the arm's way): again once it is at rest
         if near.distance >= MARGIN - 1e-6:
-            moving = self.way(model, start)
-            if others is not None and not self._direct(model, start, goal, speed, moving).clear:
-                tried = True
-                other = self._other(model, start, speed, moving, others)
-                if other is not None:
-                    goal, route = other
+            if others is not None:
+                way = self.way(model, start)
+                if self._direct(model, start, goal, speed, way).clear:  # :meth:`route`'s answer, its first test
+                    route = Plan([goal], "", move_seconds(model, start, goal, speed))
+                else:
+                    tried = True
+                    other = self._other(model, start, speed, way, others)
+                    if other is not None:
+                        goal, route = other
             if route is None:
                 route, way = self._route(model, start, goal, speed, still, end)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
@@ -564,15 +572,16 @@ class Engine:
 
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
         """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
-        remembered once the answer came, and also when none came in time (it may have gone out and run); not
-        when it could not be sent or ALMotion answered with an error (it did not run)."""
+        remembered once the answer came, and also when none came in time (it may have gone out and run: raises
+        :class:`NoAnswer`); not when it could not be sent or ALMotion answered with an error (it did not run)."""
         pending = self.motion.start("setAngles", names, angles, speed, budget=left(end))
         try:
             self.motion.result(pending)
-        except RuntimeError:
+        except RuntimeError as e:
             if not self.motion.failure(pending):  # no answer (timed out, cancelled): it may run
                 self._aim_all(aims, speed)
                 self._lost.update(arm for arm, _ in aims)
+                raise NoAnswer(str(e)) from None
             raise
         self._aim_all(aims, speed)
 

@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MOVING, Engine, StoppedOnItsWay, Way, apart
+from .engine import CYCLE, MOVING, Engine, NoAnswer, StoppedOnItsWay, Way, apart
 from .jobs import Job, Stopped
 from .link import first_line
 from .reach import position_method
@@ -141,10 +141,10 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                                       speed, job).commands[:-1]  # fmt: skip
             except StoppedOnItsWay as e:  # legs of the jump went, then it stopped: the answer names them
                 jump_vias.append({"point": k, "via": [list(v) for v in e.partial.commands]})
-                failed = str(e)
+                failed = first_line(e)
                 break
             except RuntimeError as e:
-                failed = str(e)
+                failed = first_line(e)
                 break
             if legs:
                 jump_vias.append({"point": k, "via": [list(v) for v in legs]})
@@ -162,6 +162,10 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
             break
         try:
             engine.call_aimed([(arm, q)], names, q, speed, end)
+        except NoAnswer as e:  # it may run: counted as sent, the answer says why nothing followed
+            sent += 1
+            failed = first_line(e)
+            break
         except RuntimeError as e:
             if not sent and not vias:
                 raise  # nothing went: the call's error

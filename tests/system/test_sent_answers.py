@@ -79,8 +79,34 @@ def test_reach_both_whose_second_leg_almotion_does_not_answer_says_what_went():
         hang = _after_first_command(s, lambda: s.stub.setHang("setAngles", 1.0))
         r = s.ik.reachBothWithSpeed(*BOTH_IN_LEGS, "", 0.3)
         hang.join()
-        assert not r["reached"] and r["commands"] == 1 and "did not answer" in r["stopped"], r
+        # The unanswered second leg may run: counted with the first.
+        assert not r["reached"] and r["commands"] == 2 and "did not answer" in r["stopped"], r
         assert "it may still run" in r["stopped"]
+    finally:
+        s.stub.setHang("setAngles", 0)
+        s.close()
+
+
+def test_a_path_whose_stream_almotion_does_not_answer_names_the_unanswered_point():
+    """setAngles hangs after the path's first command: the point ALMotion did not answer may still run, so the
+    answer counts it (sent, angles) and says why nothing followed; every command the robot got is named."""
+    s = Stack(motion_timeout=0.3)
+    try:
+        s.motion.wakeUp()
+        hand = nao_ik.forward(list(arm_model("LArm").neutral), "LArm")
+        points = [[float(x) for x in hand + [0.0, 0.0, 0.002 * k]] for k in range(6)]
+        s.ik.reachToWithArm("LArm", *points[0], "analytic")  # at the first point: the path streams from there
+        s.wait_still(list(arm_model("LArm").names))
+        before = len(s.moves())
+        hang = _after_first_command(s, lambda: s.stub.setHang("setAngles", 1.0))
+        r = s.ik.trackPath("LArm", points, "analytic")
+        hang.join()
+        s.stub.setHang("setAngles", 0)
+        time.sleep(0.2)  # the hung command's turn
+        sent = [m["angles"] for m in s.moves()[before:]]
+        listed = r["via"] + r["angles"]
+        assert r["sent"] == len(r["angles"]) >= 2 and not r["completed"] and "may still run" in r["stopped"], r
+        assert sent == listed[: len(sent)] and len(sent) >= len(listed) - 1, (sent, r)
     finally:
         s.stub.setHang("setAngles", 0)
         s.close()

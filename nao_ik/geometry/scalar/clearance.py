@@ -256,7 +256,7 @@ def _reach(k, trig):
     end0, end1 = math.sqrt(x if x >= 0.0 else 0.0), math.sqrt(flat)
     # The elbow joints' axes pass through the elbow (ElbowYaw's along the upper arm, ElbowRoll's across the
     # forearm); WristYaw's along the forearm, which holds every link point past the elbow.
-    ay = wy if wy >= 0.0 else -wy
+    ay = abs(wy)
     return [
         (elbow * root, l1 * root, 0.0, 0.0, 0.0),
         (elbow if elbow >= wrist0 else wrist0, l1 if l1 >= wrist1 else wrist1, ay, lx, 0.0),
