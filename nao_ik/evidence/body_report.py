@@ -43,9 +43,10 @@ import numpy as np
 
 from ..api import position as api
 from ..geometry.collision import clearance_batch, link_points
+from ..geometry.sampled import clear_by_move
 from ..geometry.scalar.clearance import checker
 from ..geometry.scalar.sweep import BOX_BUDGET, advance
-from ..geometry.sweep import SWEEP_MARGIN, Motion, plan, sweep
+from ..geometry.sweep import ALTERNATIVES, SWEEP_MARGIN, Motion, first_direct, plan, sweep
 from ..model import body_data
 from ..model.arm import ArmModel, arm_model
 from ..model.body import LINKS, MARGIN
@@ -351,16 +352,20 @@ def print_motion_check(out, n: int, seed: int, counts: dict[str, MotionCounts]) 
           "commands). (b) + (c) + (d) = all moves. Starts: the neutral posture, and random postures clear of the "
           f"body by {1e3 * MARGIN:g} mm (MARGIN), one per target (seed {seed + 1}). Why (b) refused the rest: a "
           f"posture of the box found within the margin, or the box not certified within its budget of "
-          f"{BOX_BUDGET} postures checked.", file=out)  # fmt: skip
+          f"{BOX_BUDGET} postures checked. (e) Of the moves (b) refused whose answer reached the target, those where "
+          "another exact solution of it goes direct (`first_direct(model, start, clear_by_move(model, target, "
+          "start), fraction)`: the target's sampled solutions clear of the body, nearest move first, at most "
+          f"{ALTERNATIVES} within one check's budget): the service's reach sends that one instead of (c).",
+          file=out)  # fmt: skip
     print(file=out)
     print("| start | moves | answers reached | (a) old check approves direct | (b) new check approves direct | "
           "(c) plan: legs or swung out | (d) refused | not (b): a posture within the margin | not (b): budget "
-          "ran out |", file=out)  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|", file=out)
+          "ran out | (e) not (b), another solution direct |", file=out)  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
     for kind, c in counts.items():
         print(f"| {kind} | {n} | {_share(c.reached, n)} | {_share(c.old, n)} | {_share(c.new, n)} | "
-              f"{_share(c.split, n)} | {_share(c.refused, n)} | {_share(c.found, n)} | {_share(c.budget, n)} |",
-              file=out)  # fmt: skip
+              f"{_share(c.split, n)} | {_share(c.refused, n)} | {_share(c.found, n)} | {_share(c.budget, n)} | "
+              f"{_share(c.other, n)} |", file=out)  # fmt: skip
     old = [t for c in counts.values() for t in c.old_s]
     new = [t for c in counts.values() for t in c.new_s]
     planned = [t for c in counts.values() for t in c.plan_s]
@@ -374,7 +379,8 @@ def print_motion_check(out, n: int, seed: int, counts: dict[str, MotionCounts]) 
 
 class MotionCounts(NamedTuple):
     """Section 3's counts for one kind of start: answers reached, (a) old, (b) new, (c) split, (d) refused, and
-    why the new check refused ((b) found a posture within the margin, or ran out of budget); the checks' times."""
+    why the new check refused ((b) found a posture within the margin, or ran out of budget), (e) of the reached
+    answers (b) refused, those with another solution whose move is direct; the checks' times."""
 
     reached: int
     old: int
@@ -383,6 +389,7 @@ class MotionCounts(NamedTuple):
     refused: int
     found: int
     budget: int
+    other: int
     old_s: list
     new_s: list
     plan_s: list
@@ -404,7 +411,7 @@ def motion_counts(kind: str, n: int, seed: int) -> MotionCounts:
             q = random_configurations(model, 2 * n, rng, 0.0)
             starts = np.concatenate([starts, q[clearance_batch(model, q)[0] >= MARGIN]])
     check = checker(model, model.body)
-    c = dict.fromkeys(("reached", "old", "new", "split", "refused", "found", "budget"), 0)
+    c = dict.fromkeys(("reached", "old", "new", "split", "refused", "found", "budget", "other"), 0)
     times: dict[str, list] = {"old_s": [], "new_s": [], "plan_s": []}
     for x, q0 in zip(targets, starts[:n]):
         start = q0.tolist()
@@ -422,6 +429,8 @@ def motion_counts(kind: str, n: int, seed: int) -> MotionCounts:
             c["new"] += 1
             continue
         c["budget" if direct.samples >= BOX_BUDGET else "found"] += 1
+        if sol.reached:  # what the service does first: another exact solution of the target whose move is direct
+            c["other"] += first_direct(model, start, clear_by_move(model, x, start), FRACTION) is not None
         route = plan(model, start, goal, FRACTION)
         times["plan_s"].append(time.perf_counter() - t2)
         if len(route.commands) == 1:

@@ -34,11 +34,12 @@ the robot runtime certifies its commands with the same code).
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from ..model.arm import ArmModel
-from ..model.body import Capsule
+from ..model.body import MARGIN, Capsule
 from .collision import arm_region, clearance
 from .scalar.sweep import (  # noqa: F401  (re-exported)
     BOX_BUDGET,
@@ -139,6 +140,32 @@ def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float]
     moving, holds every such motion.
     """
     return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0, budget)
+
+
+#: Other postures for the same task :func:`first_direct` tries: each costs a motion check.
+ALTERNATIVES = 8
+
+
+def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[Sequence[float]], fraction: float,
+                 way: tuple | None = None, most: int | None = None) -> list | None:  # fmt: skip
+    """The first of at most ``most`` (default ALTERNATIVES) ``candidates`` (postures that do the same task, best
+    first) clear of the body by MARGIN whose one command is certified: its box from ``start`` (:func:`sweep`), or
+    with ``way`` (reading, aim, aim's fraction: an arm that may still be on its way) from anywhere on that way
+    (:func:`sweep_moving`); their checks together within one check's BOX_BUDGET postures. None where none is.
+    """
+    left_over = BOX_BUDGET
+    for q in itertools.islice(candidates, ALTERNATIVES if most is None else most):
+        q = [float(x) for x in model.clamp(q)]
+        if clearance(model, q, model.body).distance < MARGIN - 1e-6:
+            continue
+        got = (sweep(model, start, q, fraction, budget=left_over) if way is None
+               else sweep_moving(model, *way, q, budget=left_over))  # fmt: skip
+        if got.clear:
+            return q
+        left_over -= got.samples
+        if left_over <= 0:
+            break
+    return None
 
 
 def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import math
 import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.sweep import ARRIVED, BOX_BUDGET, Plan, Sweep, plan, sweep, sweep_moving
+from ..geometry.sweep import ARRIVED, Plan, first_direct, plan, sweep, sweep_moving
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
@@ -49,9 +48,6 @@ ARRIVAL_MARGIN = 1.0
 #: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
 #: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
 SAG = 0.06
-#: Other postures for the same task a command tries before legs or a wait (:meth:`Engine._other`): each costs a
-#: motion check.
-ALTERNATIVES = 8
 #: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
 #: ALMotion's ``isCollision`` whether the robot's own protection did it.
 STOPPED_CYCLES = 5
@@ -221,7 +217,8 @@ class Engine:
         once the arm was seen still (:meth:`wait_still`); where it is :meth:`at_rest` short of its last command,
         the motion is checked from there alone. ``others(model, start)``: other postures that do the same task
         (other exact solutions of a reach's target), best first; where the motion to ``angles`` would need legs
-        or a wait for the arm, the first of them (at most ALTERNATIVES) whose motion goes direct is sent instead
+        or a wait for the arm, the first of them whose motion goes direct (:func:`~nao_ik.geometry.sweep.
+        first_direct`) is sent instead
         (the command's angles say which).
 
         Returns:
@@ -334,7 +331,7 @@ class Engine:
         if near.distance >= MARGIN - 1e-6:
             if others is not None:
                 way = self.way(model, start)
-                if self._direct(model, start, goal, speed, way).clear:  # :meth:`route`'s answer, its first test
+                if self._direct(model, start, goal, speed, way):  # :meth:`route`'s answer, its first test
                     route = Plan([goal], "", move_seconds(model, start, goal, speed))
                 else:
                     tried = True
@@ -376,32 +373,21 @@ class Engine:
             route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
         return model, start, near, route, goal
 
-    def _other(self, model: ArmModel, start: Any, speed: float, way: Way | None,
+    @staticmethod
+    def _other(model: ArmModel, start: Any, speed: float, way: Way | None,
                others: Callable[[ArmModel, list], Iterable[list]]) -> tuple | None:  # fmt: skip
-        """(goal, its plan): the first of at most ALTERNATIVES postures of ``others(model, start)`` clear of the
-        body whose motion goes direct (:meth:`_direct`), their checks together within one check's BOX_BUDGET
-        postures; None."""
-        left_over = BOX_BUDGET
-        for q in itertools.islice(others(model, list(start)), ALTERNATIVES):
-            q = [float(x) for x in model.clamp(q)]
-            if clearance(model, q, model.body).distance < MARGIN - 1e-6:
-                continue
-            got = self._direct(model, start, q, speed, way, left_over)
-            if got.clear:
-                return q, Plan([q], "", move_seconds(model, start, q, speed))
-            left_over -= got.samples
-            if left_over <= 0:
-                break
-        return None
+        """(goal, its plan): the first posture of ``others(model, start)`` whose one command is certified
+        (:func:`nao_ik.geometry.sweep.first_direct`); None."""
+        q = first_direct(model, start, others(model, list(start)), speed, way)
+        return None if q is None else (q, Plan([q], "", move_seconds(model, start, q, speed)))
 
     @staticmethod
-    def _direct(model: ArmModel, start: Any, goal: list, speed: float, way: Way | None,
-                budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
-        """Whether one command to ``goal`` is certified (:class:`~nao_ik.geometry.sweep.Sweep`): from ``start``
-        (``way`` None), else from anywhere on the arm's way (:meth:`route`'s first test)."""
+    def _direct(model: ArmModel, start: Any, goal: list, speed: float, way: Way | None) -> bool:
+        """Whether one command to ``goal`` is certified: from ``start`` (``way`` None), else from anywhere on the
+        arm's way (:meth:`route`'s first test)."""
         if way is None:
-            return sweep(model, start, goal, speed, budget=budget)
-        return sweep_moving(model, way.reading, way.aim, way.fraction, goal, budget=budget)
+            return sweep(model, start, goal, speed).clear
+        return sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear
 
     def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float) -> tuple:
         """:meth:`route`; where the arm's way to its last command bars the move and the arm was seen still at

@@ -550,9 +550,9 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
     there would send only within ARRIVED of it, or still); nothing enters the robot's protection margin. The
     wait itself: no other solution of the target tried first (with them these reaches go direct at once)."""
     from nao_ik.evidence.protocol import sample_targets
-    from nao_ik.service import engine
+    from nao_ik.geometry import sweep as sweep_module
 
-    monkeypatch.setattr(engine, "ALTERNATIVES", 0)
+    monkeypatch.setattr(sweep_module, "ALTERNATIVES", 0)
 
     model = arm_model("LArm")
     names = list(model.names)
@@ -571,3 +571,21 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
         awake.wait_still(names, 30)
     assert any(early), early
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+def test_first_direct_skips_postures_in_the_body_and_those_not_certified():
+    """:func:`first_direct` on (a posture within the body's margin, the answer whose motion needs legs, a posture
+    whose motion is certified): the third; with two tried at most, none."""
+    from nao_ik.geometry.sampled import clear_by_move
+    from nao_ik.geometry.sweep import first_direct
+
+    model = arm_model("LArm")
+    (start, target), *_ = _needs_legs_but_another_goes_direct(model, 1, 5)
+    legs = list(nao_ik.solve(target, model, initial=start).angles)
+    good = next(x.tolist() for x in clear_by_move(model, target, start) if sweep(model, start, x.tolist()).clear)
+    rng = np.random.default_rng(2)
+    inside = next(q.tolist() for q in random_configurations(model, 500, rng, 0.0)
+                  if clearance(model, q.tolist(), model.body).distance < 0.0)  # fmt: skip
+    assert first_direct(model, start, [inside, legs, good], 1.0) == pytest.approx(good, abs=1e-12)
+    assert first_direct(model, start, [inside, legs, good], 1.0, most=2) is None
+    assert first_direct(model, start, iter([]), 1.0) is None
