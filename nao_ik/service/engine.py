@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
@@ -162,6 +163,11 @@ class Engine:
         # at rest again (a new ALMotion proxy does not tell what the old one ran).
         self._lost: set[str] = set()
         self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
+        # Commands recorded so far (any arm), and the count each thread's last arm_state saw: a command checked
+        # against a body older than the last command is checked again before it goes (:meth:`_send_checked`).
+        self._commit = threading.RLock()
+        self._aims = 0
+        self._seen = threading.local()
         self.arms = {arm: ArmChannel(arm) for arm in ARMS}
 
     def close(self, end: float) -> None:
@@ -260,7 +266,7 @@ class Engine:
                     model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
                     if model is None:  # a later call took the arm: it commands from where the arm is
                         raise StoppedOnItsWay(job.reason)
-                self.send(model.arm, names, q, speed, end)
+                self._send_checked(model, names, q, speed, end, what)
                 sent.append(q)
         except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
@@ -556,6 +562,20 @@ class Engine:
         self._aimed(arm, angles, sent, speed)
         self.sensed.follow(left(end))  # a reading that shows this command, ready for the arm's next call
 
+    def _send_checked(self, model: ArmModel, names: list, q: list, speed: float, end: float, what: str) -> None:
+        """:meth:`send` a command checked against ``model``'s body, once more checked where another command went
+        since that body was read (the other arm's, sent by another call at the same time): against the body now,
+        from wherever the arm is now (its way to its last command included). Holding the lock meanwhile, the
+        other arm's command, checked likewise, sees this one."""
+        with self._commit:
+            if self._aims != getattr(self._seen, "aims", None):
+                now, start = self.arm_state(model.arm, motors=False, end=end)
+                if (clearance(now, q, now.body).distance < MARGIN - 1e-6
+                        or not self._direct(now, start, q, speed, self.way(now, start))):  # fmt: skip
+                    raise RuntimeError(f"{what}: the other arm was just sent where this motion would meet it; "
+                                       "nothing more sent")  # fmt: skip
+            self.send(model.arm, names, q, speed, end)
+
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
         """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
         remembered once the answer came, and also when none came in time (it may have gone out and run: raises
@@ -582,9 +602,11 @@ class Engine:
         ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
         another thread, reaches ALMotion after the command (:mod:`nao_ik.service.sensed`'s ``since``).
         """
-        self.aim[arm] = [float(q) for q in angles]
-        self._sent_at[arm] = sent
-        self._aim_speed[arm] = speed
+        with self._commit:
+            self._aims += 1
+            self.aim[arm] = [float(q) for q in angles]
+            self._sent_at[arm] = sent
+            self._aim_speed[arm] = speed
 
     def _settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
@@ -615,9 +637,11 @@ class Engine:
         if motors:
             check_motors(arm, names, stiff[:5])
         start = model.clamp(current[:5])
+        with self._commit:  # the other arm's last command, and how many commands the body then holds
+            self._seen.aims = self._aims
+            aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
         if model.body:
             seen = other.clamp(current[5:10])
-            aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
             moving = aim is not None and apart(aim, seen) > 1e-9
             body = posture_body((current[10], current[11]), (other, seen), aim if moving else None,
                                 self._aim_speed.get(other.arm, 1.0), (current[12], current[13]))  # fmt: skip

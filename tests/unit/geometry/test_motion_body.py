@@ -589,3 +589,44 @@ def test_first_direct_skips_postures_in_the_body_and_those_not_certified():
     assert first_direct(model, start, [inside, legs, good], 1.0) == pytest.approx(good, abs=1e-12)
     assert first_direct(model, start, [inside, legs, good], 1.0, most=2) is None
     assert first_direct(model, start, iter([]), 1.0) is None
+
+
+def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, monkeypatch):
+    """The LArm's reach is planned (against the RArm at its side) and held just before it sends; meanwhile
+    another client sends the RArm to where the LArm is going. When the LArm's command goes on, it is checked
+    again against the RArm's command and refused, nothing sent; the arms never meet (checked against the body
+    read when planning, it would go into the RArm)."""
+    import threading
+
+    from nao_ik.service import engine
+
+    left, right = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names) + list(right.names)
+    awake.ik.setSpeed(1.0)
+    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
+    awake.ik.reachToWithArm("RArm", 0.12, -0.20, 0.0, "")
+    awake.wait_still(names)
+    assert awake.ik.computeAngles("LArm", 0.18, 0.015, 0.12, "")["commands"] == 1  # a direct move (the premise)
+    send, held, go = engine.Engine._send_checked, threading.Event(), threading.Event()
+
+    def hold_left(self, model, *args):
+        if model.arm == "LArm":
+            held.set()
+            go.wait(10)
+        return send(self, model, *args)
+
+    monkeypatch.setattr(engine.Engine, "_send_checked", hold_left)
+    before = len(awake.moves())
+    reach = awake.ik.reachToWithArm("LArm", 0.18, 0.015, 0.12, "", _async=True)
+    assert held.wait(10)
+    r = awake.ik.reachToWithArm("RArm", 0.18, -0.04, 0.12, "")
+    assert r["reached"] and r["moved"], r
+    awake.wait_still(list(right.names))
+    go.set()
+    with pytest.raises(RuntimeError, match="the other arm was just sent where this motion would meet it"):
+        reach.value(20000)
+    awake.wait_still(names)
+    assert not [m for m in awake.moves()[before:] if m["names"] == list(left.names)]
+    q = awake.motion.getAngles(names, True)
+    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []

@@ -1,11 +1,12 @@
 """nao_ik.service.engine.Engine, single methods with ALMotion and the readings mocked."""
 
+import threading
 import time
 
 import pytest
 
 from nao_ik.model.arm import arm_model
-from nao_ik.service.engine import CYCLE, STOPPED_CYCLES, Engine
+from nao_ik.service.engine import CYCLE, STOPPED_CYCLES, Engine, NoAnswer
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
 THERE = [0.5, 0.3, -1.0, -0.5, 0.0]  # its last command, far from where it stands
@@ -56,6 +57,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
     ik._lost, ik.aim, ik._sent_at, ik._aim_speed = set(), {}, {}, {}
-    with pytest.raises(RuntimeError):
+    ik._commit, ik._aims = threading.RLock(), 0
+    with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
