@@ -203,7 +203,8 @@ def run_load(
         seconds,
         calls,
         len(failures),
-        failures[:3],
+        # The failures that are not safety refusals first: those fail the run.
+        sorted(failures, key=lambda f: bool(SAFETY.search(f)))[:3],
         calls / elapsed,
         float(np.percentile(latencies, 50)) if latencies.size else float("nan"),
         float(np.percentile(latencies, 99)) if latencies.size else float("nan"),

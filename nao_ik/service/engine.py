@@ -266,7 +266,7 @@ class Engine:
                     model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
                     if model is None:  # a later call took the arm: it commands from where the arm is
                         raise StoppedOnItsWay(job.reason)
-                self._send_checked(model, names, q, speed, end, what)
+                self._send_checked(model, names, q, speed, end, what, bool(sent))
                 sent.append(q)
         except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
@@ -562,18 +562,19 @@ class Engine:
         self._aimed(arm, angles, sent, speed)
         self.sensed.follow(left(end))  # a reading that shows this command, ready for the arm's next call
 
-    def _send_checked(self, model: ArmModel, names: list, q: list, speed: float, end: float, what: str) -> None:
+    def _send_checked(self, model: ArmModel, names: list, q: list, speed: float, end: float, what: str,
+                      more: bool = False) -> None:  # fmt: skip
         """:meth:`send` a command checked against ``model``'s body, once more checked where another command went
         since that body was read (the other arm's, sent by another call at the same time): against the body now,
         from wherever the arm is now (its way to its last command included). Holding the lock meanwhile, the
-        other arm's command, checked likewise, sees this one."""
+        other arm's command, checked likewise, sees this one. ``more``: commands of the sequence went before."""
         with self._commit:
             if self._aims != getattr(self._seen, "aims", None):
                 now, start = self.arm_state(model.arm, motors=False, end=end)
                 if (clearance(now, q, now.body).distance < MARGIN - 1e-6
                         or not self._direct(now, start, q, speed, self.way(now, start))):  # fmt: skip
-                    raise RuntimeError(f"{what}: the other arm was just sent where this motion would meet it; "
-                                       "nothing more sent")  # fmt: skip
+                    raise RuntimeError(f"{what}: collision: the other arm was just sent where this motion would "
+                                       f"meet it; nothing {'more ' if more else ''}sent")  # fmt: skip
             self.send(model.arm, names, q, speed, end)
 
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:

@@ -623,7 +623,9 @@ def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, mon
     assert r["reached"] and r["moved"], r
     awake.wait_still(list(right.names))
     go.set()
-    with pytest.raises(RuntimeError, match="the other arm was just sent where this motion would meet it"):
+    with pytest.raises(
+        RuntimeError, match="collision: the other arm was just sent where this motion would meet it; nothing sent"
+    ):
         reach.value(20000)
     awake.wait_still(names)
     assert not [m for m in awake.moves()[before:] if m["names"] == list(left.names)]
