@@ -209,7 +209,8 @@ class Engine:
 
     def command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
                 speed: float | None = None, job: Job | None = None, still: bool = False,
-                others: Callable[[ArmModel, list], Iterable[list]] | None = None) -> Command:  # fmt: skip
+                others: Callable[[ArmModel, list], Iterable[list]] | None = None, recheck: bool = False
+                ) -> Command:  # fmt: skip
         """The last line of defence before setAngles, and the commands themselves when moving.
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
@@ -225,7 +226,8 @@ class Engine:
         (other exact solutions of a reach's target), best first; where the motion to ``angles`` would need legs
         or a wait for the arm, the first of them whose motion goes direct (:func:`~nao_ik.geometry.sweep.
         first_direct`) is sent instead
-        (the command's angles say which).
+        (the command's angles say which). ``recheck``: each command checked again just before it goes where
+        another was recorded since the body was read (:meth:`_send_checked`; a reach's).
 
         Returns:
             What was (or would be) sent: :class:`Command`.
@@ -266,7 +268,10 @@ class Engine:
                     model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
                     if model is None:  # a later call took the arm: it commands from where the arm is
                         raise StoppedOnItsWay(job.reason)
-                self._send_checked(model, names, q, speed, end, what, bool(sent))
+                if recheck:
+                    self._send_checked(model, names, q, speed, end, what, bool(sent))
+                else:
+                    self.send(model.arm, names, q, speed, end)
                 sent.append(q)
         except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)

@@ -606,7 +606,10 @@ def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, mon
     awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
     awake.ik.reachToWithArm("RArm", 0.12, -0.20, 0.0, "")
     awake.wait_still(names)
-    assert awake.ik.computeAngles("LArm", 0.18, 0.015, 0.12, "")["commands"] == 1  # a direct move (the premise)
+    end = time.monotonic() + 5  # a direct move (the premise), once the service's readings show both arms arrived
+    while awake.ik.computeAngles("LArm", 0.18, 0.015, 0.12, "")["commands"] != 1:
+        assert time.monotonic() < end, "the LArm's move is not direct"
+        time.sleep(CYCLE)
     send, held, go = engine.Engine._send_checked, threading.Event(), threading.Event()
 
     def hold_left(self, model, *args):
