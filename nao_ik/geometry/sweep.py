@@ -142,6 +142,15 @@ def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float]
     return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0, budget)
 
 
+def sweep_from(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
+               way: tuple | None = None, budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
+    """One command's check: from ``start`` (:func:`sweep`), or with ``way`` (reading, aim, aim's fraction: an arm
+    that may still be on its way) from anywhere on that way (:func:`sweep_moving`)."""
+    if way is None:
+        return sweep(model, start, goal, fraction, budget=budget)
+    return sweep_moving(model, *way, goal, budget=budget)
+
+
 #: Other postures for the same task :func:`first_direct` tries: each costs a motion check.
 ALTERNATIVES = 8
 
@@ -149,17 +158,15 @@ ALTERNATIVES = 8
 def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[Sequence[float]], fraction: float,
                  way: tuple | None = None, most: int | None = None) -> list | None:  # fmt: skip
     """The first of at most ``most`` (default ALTERNATIVES) ``candidates`` (postures that do the same task, best
-    first) clear of the body by MARGIN whose one command is certified: its box from ``start`` (:func:`sweep`), or
-    with ``way`` (reading, aim, aim's fraction: an arm that may still be on its way) from anywhere on that way
-    (:func:`sweep_moving`); their checks together within one check's BOX_BUDGET postures. None where none is.
+    first) clear of the body by MARGIN whose one command is certified (:func:`sweep_from`), their checks together
+    within one check's BOX_BUDGET postures. None where none is.
     """
     left_over = BOX_BUDGET
     for q in itertools.islice(candidates, ALTERNATIVES if most is None else most):
         q = [float(x) for x in model.clamp(q)]
         if clearance(model, q, model.body).distance < MARGIN - 1e-6:
             continue
-        got = (sweep(model, start, q, fraction, budget=left_over) if way is None
-               else sweep_moving(model, *way, q, budget=left_over))  # fmt: skip
+        got = sweep_from(model, start, q, fraction, way, left_over)
         if got.clear:
             return q
         left_over -= got.samples
@@ -242,7 +249,7 @@ def seconds(model: ArmModel, start: Sequence[float], goal: Sequence[float], frac
 
 
 def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
-         body: Sequence[Capsule] | None = None) -> Plan:  # fmt: skip
+         body: Sequence[Capsule] | None = None, direct: Sweep | None = None) -> Plan:  # fmt: skip
     """The quickest safe sequence of commands from ``start`` to ``goal`` (see the module docstring).
 
     Args:
@@ -251,12 +258,13 @@ def plan(model: ArmModel, start: Sequence[float], goal: Sequence[float], fractio
         goal: the answer to reach (clear of the body by MARGIN).
         fraction: the commands' ``fractionMaxSpeed``.
         body: the shapes to keep clear of (default: the model's body).
+        direct: the direct motion's :func:`sweep` from ``start`` where the caller has it already.
 
     Returns:
         :class:`Plan`.
     """
     start, goal = [float(x) for x in start], [float(x) for x in goal]
-    direct = sweep(model, start, goal, fraction, body)
+    direct = sweep(model, start, goal, fraction, body) if direct is None else direct
     if direct.clear:
         return Plan([goal], "", seconds(model, start, goal, fraction))
     # The candidates quickest first: the first whose every leg is certified is the quickest safe one. The

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.sweep import ARRIVED, Plan, first_direct, plan, sweep, sweep_moving
+from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, sweep_from, sweep_moving
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
@@ -337,20 +337,19 @@ class Engine:
         if start is None:
             model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
         near = clearance(model, goal, model.body)
-        route = way = None
+        route = way = direct = None
         tried = False  # other postures tried (from anywhere on the arm's way): again once it is at rest
         if near.distance >= MARGIN - 1e-6:
-            if others is not None:
-                way = self.way(model, start)
-                if self._direct(model, start, goal, speed, way):  # :meth:`route`'s answer, its first test
-                    route = Plan([goal], "", move_seconds(model, start, goal, speed))
-                else:
+            if others is not None:  # :meth:`route`'s first test, first (it goes on with it)
+                moving = self.way(model, start)
+                direct = sweep_from(model, start, goal, speed, moving)
+                if not direct.clear:
                     tried = True
-                    other = self._other(model, start, speed, way, others)
+                    other = self._other(model, start, speed, moving, others)
                     if other is not None:
                         goal, route = other
             if route is None:
-                route, way = self._route(model, start, goal, speed, still, end)
+                route, way = self._route(model, start, goal, speed, still, end, direct)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
             early = False
@@ -392,19 +391,13 @@ class Engine:
         q = first_direct(model, start, others(model, list(start)), speed, way)
         return None if q is None else (q, Plan([q], "", move_seconds(model, start, q, speed)))
 
-    @staticmethod
-    def _direct(model: ArmModel, start: Any, goal: list, speed: float, way: Way | None) -> bool:
-        """Whether one command to ``goal`` is certified: from ``start`` (``way`` None), else from anywhere on the
-        arm's way (:meth:`route`'s first test)."""
-        if way is None:
-            return sweep(model, start, goal, speed).clear
-        return sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear
-
-    def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float) -> tuple:
-        """:meth:`route`; where the arm's way to its last command bars the move and the arm was seen still at
-        ``start``, stopped short of that command (a sagging joint, the robot's protection) and :meth:`at_rest`
-        there (it will not set off toward it any more), again from where it is alone."""
-        route, way = self.route(model, start, goal, speed)
+    def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float,
+               direct: Sweep | None = None) -> tuple:  # fmt: skip
+        """:meth:`route` (``direct``: its first test, done already); where the arm's way to its last command bars
+        the move and the arm was seen still at ``start``, stopped short of that command (a sagging joint, the
+        robot's protection) and :meth:`at_rest` there (it will not set off toward it any more), again from where
+        it is alone."""
+        route, way = self.route(model, start, goal, speed, direct=direct)
         if still and route.reason == MOVING and self.at_rest(model, start, end):
             route, way = self.route(model, start, goal, speed, True)
         return route, way
@@ -434,8 +427,8 @@ class Engine:
                 return False
         return self._sent_at.get(arm) == sent  # nothing sent to it meanwhile
 
-    def route(self, model: ArmModel, start: Any, goal: list, speed: float,
-               stopped: bool = False) -> tuple[Plan, Way | None]:  # fmt: skip
+    def route(self, model: ArmModel, start: Any, goal: list, speed: float, stopped: bool = False,
+              direct: Sweep | None = None) -> tuple[Plan, Way | None]:  # fmt: skip
         """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.geometry.sweep.plan`), the arm maybe
         moving.
 
@@ -444,15 +437,18 @@ class Engine:
         (:func:`nao_ik.geometry.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
         else no commands, with the reason :data:`MOVING`.
 
-        With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone.
+        With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone. ``direct``: the
+        direct motion's check (:func:`~nao_ik.geometry.sweep.sweep_from`, from the arm's way) where the caller
+        has it already.
 
         Returns:
             (the plan, the arm's way as checked, or None when the arm is still).
         """
         way = None if stopped else self.way(model, start)
+        direct = None if stopped else direct
         if way is None:
-            return plan(model, start, goal, speed), None
-        if sweep_moving(model, way.reading, way.aim, way.fraction, goal).clear:  # the direct motion, from all the way
+            return plan(model, start, goal, speed, direct=direct), None
+        if (sweep_from(model, start, goal, speed, way) if direct is None else direct).clear:  # from all the way
             return Plan([goal], "", move_seconds(model, start, goal, speed)), way
         route = plan(model, start, goal, speed)
         if len(route.commands) > 1 and sweep_moving(model, way.reading, way.aim, way.fraction, route.commands[0]).clear:
@@ -577,7 +573,7 @@ class Engine:
             if self._aims != getattr(self._seen, "aims", None):
                 now, start = self.arm_state(model.arm, motors=False, end=end)
                 if (clearance(now, q, now.body).distance < MARGIN - 1e-6
-                        or not self._direct(now, start, q, speed, self.way(now, start))):  # fmt: skip
+                        or not sweep_from(now, start, q, speed, self.way(now, start)).clear):  # fmt: skip
                     raise RuntimeError(f"{what}: collision: the other arm was just sent where this motion would "
                                        f"meet it; nothing {'more ' if more else ''}sent")  # fmt: skip
             self.send(model.arm, names, q, speed, end)
