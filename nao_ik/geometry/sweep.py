@@ -225,6 +225,31 @@ def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequen
     return out
 
 
+#: An arm streaming a path is held as the body by at most this many hulls of the boxes it may be in
+#: (:func:`stream_body`): each is :func:`~nao_ik.geometry.collision.arm_region`'s capsules.
+STREAM_PIECES = 4
+
+
+def stream_body(model: ArmModel, reading: Sequence[float], points: Sequence[Sequence[float]], fraction: float,
+                cycle: float, pieces: int = STREAM_PIECES) -> tuple[Capsule, ...]:  # fmt: skip
+    """The links of an arm streaming a path, anywhere it may be until it got to its end, as capsules.
+
+    ``points``: its last command (sent) and the commands still to come, one per ``cycle`` at ``fraction``; the arm
+    read at ``reading``. :func:`stream_regions` gives each command's box (the last command taken as just sent:
+    the arm is, if anything, farther on); consecutive boxes are merged into at most ``pieces`` hulls, each grown
+    by the most any of its boxes is, and each hull held by :func:`~nao_ik.geometry.collision.arm_region`.
+    """
+    boxes = stream_regions(model, reading, points, fraction, cycle)
+    size = max(1, -(-len(boxes) // pieces))
+    shapes: tuple[Capsule, ...] = ()
+    for k in range(0, len(boxes), size):
+        group = boxes[k : k + size]
+        postures = [q for box, _ in group for q in box]
+        grow = [max(g[j] for _, g in group) for j in range(5)]
+        shapes += arm_region(model, postures, grow, grow)
+    return shapes
+
+
 def pair_legs(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],
               left_start: Sequence[float], right_start: Sequence[float]) -> list:  # fmt: skip
     """Both arms' straight joint-space lines cut into 2, 4 or 8 legs, the first cut whose every leg passes

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, sweep_from, sweep_moving
+from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, stream_body, sweep_from, sweep_moving
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
@@ -168,6 +168,9 @@ class Engine:
         self._commit = threading.RLock()
         self._aims = 0
         self._seen = threading.local()
+        # An arm streaming a path: the commands it is still to be sent, and their fractionMaxSpeed
+        # (:meth:`promise`); the other arm's body holds it anywhere on them.
+        self._ahead: dict[str, tuple[list, float]] = {}
         self.arms = {arm: ArmChannel(arm) for arm in ARMS}
 
     def close(self, end: float) -> None:
@@ -209,8 +212,7 @@ class Engine:
 
     def command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
                 speed: float | None = None, job: Job | None = None, still: bool = False,
-                others: Callable[[ArmModel, list], Iterable[list]] | None = None, recheck: bool = False
-                ) -> Command:  # fmt: skip
+                others: Callable[[ArmModel, list], Iterable[list]] | None = None) -> Command:  # fmt: skip
         """The last line of defence before setAngles, and the commands themselves when moving.
 
         Nothing non-finite is sent; the angles are clamped into the robot's limits; a posture within
@@ -226,8 +228,8 @@ class Engine:
         (other exact solutions of a reach's target), best first; where the motion to ``angles`` would need legs
         or a wait for the arm, the first of them whose motion goes direct (:func:`~nao_ik.geometry.sweep.
         first_direct`) is sent instead
-        (the command's angles say which). ``recheck``: each command checked again just before it goes where
-        another was recorded since the body was read (:meth:`_send_checked`; a reach's).
+        (the command's angles say which). Each command is checked again just before it goes where another
+        was recorded since the body was read (:meth:`_send_checked`: the other arm's, sent meanwhile).
 
         Returns:
             What was (or would be) sent: :class:`Command`.
@@ -268,10 +270,7 @@ class Engine:
                     model = self._next_leg(model, commands[k - 1], q, safe, speed, job, end, what, waited)
                     if model is None:  # a later call took the arm: it commands from where the arm is
                         raise StoppedOnItsWay(job.reason)
-                if recheck:
-                    self._send_checked(model, names, q, speed, end, what, bool(sent))
-                else:
-                    self.send(model.arm, names, q, speed, end)
+                self._send_checked(model, names, q, speed, end, what, bool(sent))
                 sent.append(q)
         except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
             e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
@@ -578,34 +577,58 @@ class Engine:
                                        f"meet it; nothing {'more ' if more else ''}sent")  # fmt: skip
             self.send(model.arm, names, q, speed, end)
 
-    def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float) -> None:
+    def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float,
+                   ahead: list | None = None) -> None:  # fmt: skip
         """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is
         remembered once the answer came, and also when none came in time (it may have gone out and run: raises
-        :class:`NoAnswer`); not when it could not be sent or ALMotion answered with an error (it did not run)."""
+        :class:`NoAnswer`); not when it could not be sent or ALMotion answered with an error (it did not run).
+        ``ahead``: a path's point that was promised (:meth:`promise`), and the commands still to come after it."""
         pending = self.motion.start("setAngles", names, angles, speed, budget=left(end))
         try:
             self.motion.result(pending)
         except RuntimeError as e:
             if not self.motion.failure(pending):  # no answer (timed out, cancelled): it may run
-                self._aim_all(aims, speed)
+                self._aim_all(aims, speed, ahead)
                 self._lost.update(arm for arm, _ in aims)
                 raise NoAnswer(str(e)) from None
             raise
-        self._aim_all(aims, speed)
+        self._aim_all(aims, speed, ahead)
 
-    def _aim_all(self, aims: list, speed: float) -> None:
+    def _aim_all(self, aims: list, speed: float, ahead: list | None = None) -> None:
         sent = time.monotonic()
         for arm, q in aims:
-            self._aimed(arm, q, sent, speed)
+            self._aimed(arm, q, sent, speed, ahead)
 
-    def _aimed(self, arm: str, angles: Any, sent: float, speed: float) -> None:
+    def promise(self, arm: str, points: list, speed: float) -> bool:
+        """Tell the other arm's checks that ``arm`` is to be sent ``points`` (a path checked against the body this
+        thread last read, streamed one per cycle at ``speed``): from now the other arm's body holds it anywhere on
+        them (:func:`nao_ik.geometry.sweep.stream_body`), until :meth:`release`. False where a command was recorded
+        since that body was read: the path must be checked again first."""
+        with self._commit:
+            if self._aims != getattr(self._seen, "aims", None):
+                return False
+            self._aims += 1  # the other arm's bodies read before are smaller
+            self._seen.aims = self._aims
+            self._ahead[arm] = ([list(q) for q in points], speed)
+            return True
+
+    def release(self, arm: str) -> None:
+        """The path on ``arm`` sends nothing more (:meth:`promise`)."""
+        with self._commit:
+            self._ahead.pop(arm, None)
+
+    def _aimed(self, arm: str, angles: Any, sent: float, speed: float, ahead: list | None = None) -> None:
         """Remember a command to the arm: its posture, when it was sent, its speed.
 
         ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
         another thread, reaches ALMotion after the command (:mod:`nao_ik.service.sensed`'s ``since``).
+        ``ahead``: the command was promised (:meth:`promise`; the bodies read since hold it), and these still are.
         """
         with self._commit:
-            self._aims += 1
+            if ahead is None:
+                self._aims += 1
+            else:
+                self._ahead[arm] = ([list(q) for q in ahead], speed)
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
@@ -642,11 +665,15 @@ class Engine:
         with self._commit:  # the other arm's last command, and how many commands the body then holds
             self._seen.aims = self._aims
             aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
+            ahead, fraction = self._ahead.get(other.arm, ((), self._aim_speed.get(other.arm, 1.0)))
         if model.body:
             seen = other.clamp(current[5:10])
-            moving = aim is not None and apart(aim, seen) > 1e-9
-            body = posture_body((current[10], current[11]), (other, seen), aim if moving else None,
-                                self._aim_speed.get(other.arm, 1.0), (current[12], current[13]))  # fmt: skip
+            hips, head = (current[10], current[11]), (current[12], current[13])
+            if ahead and aim is not None:  # streaming a path: anywhere on the rest of it
+                body = posture_body(hips, None, head=head) + stream_body(other, seen, [aim, *ahead], fraction, CYCLE)
+            else:
+                moving = aim is not None and apart(aim, seen) > 1e-9
+                body = posture_body(hips, (other, seen), aim if moving else None, fraction, head)
             model = model._replace(body=body)
         return model, start
 

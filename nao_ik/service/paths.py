@@ -38,6 +38,8 @@ PLANNED = ("analytic",)
 PATH_COMPUTE_BUDGET = 0.1
 #: ... and, from its first command, the call's budget plus this per point: its 20 ms cycle and ALMotion's answer.
 PATH_POINT_BUDGET = CYCLE + 0.02
+#: A path checked again at most this many times where the other arm was sent something while it was checked.
+PROMISES = 3
 
 
 def sending(a: dict, budget: float) -> float:
@@ -77,7 +79,6 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
           check: Callable[[int], None]) -> dict:  # fmt: skip
     """A path on an arm its job holds: computed and checked (``check`` before each point), then sent."""
     model, start = engine.arm_state(arm, motors=True, end=end)
-    names = list(model.names)
     for attempt in range(2):
         plan, errors, completed = None, [], False
         if name in PLANNED:
@@ -105,6 +106,29 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         # the body: wait until it stops, then compute the path from there.
         model, start = engine.wait_still(model, job, end, f"trackPath {name}")
     check(len(safe))
+    for _ in range(PROMISES):
+        # The points to send, told to the other arm's checks (its body holds this arm anywhere on them) under one
+        # lock with the check that no command went since this path's body was read; else checked again from now.
+        if engine.promise(arm, safe[: len(safe) if blocked is None else blocked[0]], speed):
+            break
+        model, start = engine.arm_state(arm, motors=True, end=end, fresh=True)
+        lead = move_seconds(model, start, safe[0], speed) > CYCLE
+        blocked = _blocked(engine, model, start, safe, speed, engine.way(model, start), lead, check)
+    else:
+        raise RuntimeError(f"trackPath {name}: collision: the other arm was sent again and again while this path "
+                           "was checked; nothing sent")  # fmt: skip
+    try:
+        return _send(engine, arm, a, job, end, name, speed, model, start, safe, errors, completed, plan, lead,
+                     blocked)  # fmt: skip
+    finally:
+        engine.release(arm)
+
+
+def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, speed: float, model: ArmModel,
+          start: Any, safe: list, errors: list, completed: bool, plan: Any, lead: bool, blocked: tuple | None
+          ) -> dict:  # fmt: skip
+    """A path checked and promised (:meth:`Engine.promise`): its lead, then its points one per cycle."""
+    names = list(model.names)
     t0 = time.monotonic()
     sent, done, vias = 0, t0 - CYCLE, []
     if lead and (blocked is None or blocked[0] > 0):
@@ -130,7 +154,8 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     # sent like a reach (its own route and check from where the arm is) and waited for, then the stream goes on.
     slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
     slowed, jump_vias, failed = [], [], ""
-    for k in range(sent, len(safe) if blocked is None else blocked[0]):
+    blocked_at = len(safe) if blocked is None else blocked[0]
+    for k in range(sent, blocked_at):
         q = safe[k]
         if k in slow and k > 0:
             way, failed = _arrived(engine, model, safe[k - 1], job, end, speed)
@@ -161,7 +186,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         if job.stop.wait(max(0.0, done + CYCLE - time.monotonic())):
             break
         try:
-            engine.call_aimed([(arm, q)], names, q, speed, end)
+            engine.call_aimed([(arm, q)], names, q, speed, end, ahead=safe[k + 1 : blocked_at])
         except NoAnswer as e:  # it may run: counted as sent, the answer says why nothing followed
             sent += 1
             failed = first_line(e)

@@ -99,7 +99,7 @@ def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, en
     """(:meth:`Engine.command`'s command, "") or, where the sequence ended after a command went (the arm stopped
     on its way, a later call took it, ALMotion failed), (what was sent, why: the answer's ``reason``)."""
     try:
-        return engine.command(model, angles, start, move, end, what, speed, job, others=others, recheck=True), ""
+        return engine.command(model, angles, start, move, end, what, speed, job, others=others), ""
     except StoppedOnItsWay as e:
         engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)

@@ -28,3 +28,39 @@ def test_a_hand_in_the_bodys_way_has_no_clear_configuration(arm):
     assert np.all(gap[blocked] < MARGIN)
     assert blocked.sum() > 0.2 * (gap < MARGIN).sum()
     assert not hand_blocked(model, forward_batch(model, q), ()).any()  # no body, no claim
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_a_streaming_arm_is_held_anywhere_the_rest_of_its_path_may_take_it(arm):
+    """:func:`stream_body` of a path (the last command sent and those to come): every point of every link, at
+    postures drawn in each box :func:`stream_regions` gives (where the arm may be as each command arrives, grown
+    by its overshoot), lies within that link's capsule of some piece, grown radius less the link's own."""
+    from nao_ik.geometry.scalar.clearance import link_points
+    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
+    from nao_ik.geometry.sweep import STREAM_PIECES, stream_body, stream_regions
+    from nao_ik.model.body_data import LINK_ROWS
+
+    model = arm_model(arm)
+    k = scalar_arm(model)
+    rng = np.random.default_rng(5)
+    for n in (1, 3, 30):
+        ends = rng.uniform(model.lower, model.upper, (2, 5))
+        path = (ends[0] + np.linspace(0.0, 1.0, n)[:, None] * (ends[1] - ends[0])).tolist()
+        reading = np.clip(ends[0] + rng.uniform(-0.2, 0.2, 5), model.lower, model.upper).tolist()
+        cover = stream_body(model, reading, path, 0.5, 0.02)
+        assert len(cover) <= STREAM_PIECES * len(posture_body(None, (model, reading), path[0]))
+        for postures, grow in stream_regions(model, reading, path, 0.5, 0.02):
+            lo, hi = np.min(postures, axis=0) - grow, np.max(postures, axis=0) + grow
+            for posture in rng.uniform(lo, hi, (10, 5)).tolist():
+                pts = link_points(k, posture)
+                for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
+                    for t in np.linspace(0.0, 1.0, 5):
+                        x = np.asarray(pts[first]) + t * (np.asarray(pts[last]) - np.asarray(pts[first]))
+                        assert min(_beyond(x, c) + radius for c in cover[i :: len(LINK_ROWS)]) <= 1e-9
+
+
+def _beyond(x, capsule):
+    """How far the point ``x`` is outside ``capsule`` (negative inside)."""
+    a, b = np.asarray(capsule.a), np.asarray(capsule.b)
+    t = np.clip(np.dot(x - a, b - a) / max(float(np.dot(b - a, b - a)), 1e-18), 0.0, 1.0)
+    return float(np.linalg.norm(x - (a + t * (b - a)))) - capsule.radius

@@ -635,3 +635,76 @@ def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, mon
     q = awake.motion.getAngles(names, True)
     assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
+def test_a_reach_while_the_other_arm_streams_a_path_is_checked_against_the_rest_of_the_path(awake):
+    """The RArm streams a path across the chest toward the middle; while its first points go, the LArm is sent
+    to where the path's last points take the RArm. The reach is checked against the RArm anywhere on the rest of
+    its path, not only on its way to its last point: it waits for the path or is refused, and the arms never
+    meet (checked against the RArm's way to its latest point alone, the LArm goes and the path runs into it)."""
+    left, right = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names) + list(right.names)
+    awake.ik.setSpeed(1.0)
+    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
+    awake.ik.reachToWithArm("RArm", 0.18, -0.16, 0.12, "")
+    awake.wait_still(names)
+    points = [[0.18, float(y), 0.12] for y in np.linspace(-0.16, -0.04, 60)]
+    before = len(awake.moves())
+    path = awake.ik.trackPathWithSpeed("RArm", points, "analytic", 0.3, _async=True)
+    end = time.monotonic() + 5
+    while len([m for m in awake.moves()[before:] if m["names"] == list(right.names)]) < 3:
+        assert time.monotonic() < end, "the path did not start"
+        time.sleep(0.005)
+    try:
+        r = awake.ik.reachToWithArm("LArm", 0.18, 0.015, 0.12, "")
+    except RuntimeError as e:
+        r = {"moved": False}
+        assert "collision" in str(e), e
+    answer = path.value(20000)
+    awake.wait_still(names)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+    q = awake.motion.getAngles(names, True)
+    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+    assert answer["stopped"] == "", answer
+    assert not r["moved"] or r["waitMs"] > 0.0, r  # it went at once: the path's rest was not its body
+
+
+def test_a_path_checked_before_the_other_arm_went_is_checked_again(awake, monkeypatch):
+    """The RArm's path across the chest is checked (against the LArm at its side) and held just before it is
+    promised to the other arm's checks; meanwhile another client sends the LArm to where the path ends. The path
+    is checked again from the body now: it stops short of the LArm (or is refused), and the arms never meet."""
+    import threading
+
+    from nao_ik.service import engine
+
+    left, right = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names) + list(right.names)
+    awake.ik.setSpeed(1.0)
+    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
+    awake.ik.reachToWithArm("RArm", 0.18, -0.16, 0.12, "")
+    awake.wait_still(names)
+    promise, held, go = engine.Engine.promise, threading.Event(), threading.Event()
+
+    def hold_right(self, arm, *args):
+        if arm == "RArm" and not held.is_set():
+            held.set()
+            go.wait(10)
+        return promise(self, arm, *args)
+
+    monkeypatch.setattr(engine.Engine, "promise", hold_right)
+    points = [[0.18, float(y), 0.12] for y in np.linspace(-0.16, -0.04, 60)]
+    path = awake.ik.trackPathWithSpeed("RArm", points, "analytic", 0.3, _async=True)
+    assert held.wait(10)
+    r = awake.ik.reachToWithArm("LArm", 0.18, 0.015, 0.12, "")
+    assert r["reached"] and r["moved"], r
+    awake.wait_still(list(left.names))
+    go.set()
+    try:
+        answer = path.value(20000)
+    except RuntimeError as e:
+        answer = {"stopped": str(e)}
+    awake.wait_still(names)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+    q = awake.motion.getAngles(names, True)
+    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+    assert "collision" in answer["stopped"], answer
