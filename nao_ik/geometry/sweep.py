@@ -230,16 +230,17 @@ def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequen
 STREAM_PIECES = 4
 
 
-def stream_body(model: ArmModel, reading: Sequence[float], points: Sequence[Sequence[float]], fraction: float,
-                cycle: float, pieces: int = STREAM_PIECES) -> tuple[Capsule, ...]:  # fmt: skip
+def stream_body(model: ArmModel, base: Sequence[float], points: Sequence[Sequence[float]], fraction: float,
+                cycle: float, tolerance: float = 0.0, pieces: int = STREAM_PIECES) -> tuple[Capsule, ...]:  # fmt: skip
     """The links of an arm streaming a path, anywhere it may be until it got to its end, as capsules.
 
-    ``points``: its last command (sent) and the commands still to come, one per ``cycle`` at ``fraction``; the arm
-    read at ``reading``. :func:`stream_regions` gives each command's box (the last command taken as just sent:
-    the arm is, if anything, farther on); consecutive boxes are merged into at most ``pieces`` hulls, each grown
-    by the most any of its boxes is, and each hull held by :func:`~nao_ik.geometry.collision.arm_region`.
+    ``points``: the commands streamed one per ``cycle`` at ``fraction`` from an arm at ``base`` (within
+    ``tolerance``); while it streams, the first is its last command (sent: the arm is, if anything, farther on
+    than this takes it). :func:`stream_regions` gives each command's box; consecutive boxes are merged into at
+    most ``pieces`` hulls, each grown by the most any of its boxes is, and each hull held by
+    :func:`~nao_ik.geometry.collision.arm_region`.
     """
-    boxes = stream_regions(model, reading, points, fraction, cycle)
+    boxes = stream_regions(model, base, points, fraction, cycle, tolerance)
     size = max(1, -(-len(boxes) // pieces))
     shapes: tuple[Capsule, ...] = ()
     for k in range(0, len(boxes), size):

@@ -57,6 +57,8 @@ STOPPED_CYCLES = 5
 #: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not
 #: when the call's budget runs out.
 GIVE_UP = 15 * CYCLE
+#: Why a command checked against a body read before the other arm's latest command is refused.
+MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
 
@@ -168,9 +170,9 @@ class Engine:
         self._commit = threading.RLock()
         self._aims = 0
         self._seen = threading.local()
-        # An arm streaming a path: the commands it is still to be sent, and their fractionMaxSpeed
-        # (:meth:`promise`); the other arm's body holds it anywhere on them.
-        self._ahead: dict[str, tuple[list, float]] = {}
+        # An arm streaming a path: the commands it is still to be sent, their fractionMaxSpeed, and whether the
+        # stream waits for the arm at the first (:meth:`promise`); the other arm's body holds it anywhere on them.
+        self._ahead: dict[str, tuple[list, float, bool]] = {}
         self.arms = {arm: ArmChannel(arm) for arm in ARMS}
 
     def close(self, end: float) -> None:
@@ -573,8 +575,7 @@ class Engine:
                 now, start = self.arm_state(model.arm, motors=False, end=end)
                 if (clearance(now, q, now.body).distance < MARGIN - 1e-6
                         or not sweep_from(now, start, q, speed, self.way(now, start)).clear):  # fmt: skip
-                    raise RuntimeError(f"{what}: collision: the other arm was just sent where this motion would "
-                                       f"meet it; nothing {'more ' if more else ''}sent")  # fmt: skip
+                    raise RuntimeError(f"{what}: {MET}; nothing {'more ' if more else ''}sent")
             self.send(model.arm, names, q, speed, end)
 
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float,
@@ -599,17 +600,18 @@ class Engine:
         for arm, q in aims:
             self._aimed(arm, q, sent, speed, ahead)
 
-    def promise(self, arm: str, points: list, speed: float) -> bool:
+    def promise(self, arm: str, points: list, speed: float, lead: bool) -> bool:
         """Tell the other arm's checks that ``arm`` is to be sent ``points`` (a path checked against the body this
-        thread last read, streamed one per cycle at ``speed``): from now the other arm's body holds it anywhere on
-        them (:func:`nao_ik.geometry.sweep.stream_body`), until :meth:`release`. False where a command was recorded
-        since that body was read: the path must be checked again first."""
+        thread last read, streamed one per cycle at ``speed``; with ``lead``, once the arm got within ARRIVED of
+        the first, its own commands until then each a recorded one): from now the other arm's body holds it
+        anywhere on them (:func:`nao_ik.geometry.sweep.stream_body`), until :meth:`release`. False where a command
+        was recorded since that body was read: the path must be checked again first."""
         with self._commit:
             if self._aims != getattr(self._seen, "aims", None):
                 return False
             self._aims += 1  # the other arm's bodies read before are smaller
             self._seen.aims = self._aims
-            self._ahead[arm] = ([list(q) for q in points], speed)
+            self._ahead[arm] = ([list(q) for q in points], speed, lead)
             return True
 
     def release(self, arm: str) -> None:
@@ -628,7 +630,7 @@ class Engine:
             if ahead is None:
                 self._aims += 1
             else:
-                self._ahead[arm] = ([list(q) for q in ahead], speed)
+                self._ahead[arm] = ([list(q) for q in ahead], speed, False)
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
@@ -665,15 +667,18 @@ class Engine:
         with self._commit:  # the other arm's last command, and how many commands the body then holds
             self._seen.aims = self._aims
             aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
-            ahead, fraction = self._ahead.get(other.arm, ((), self._aim_speed.get(other.arm, 1.0)))
+            fraction = self._aim_speed.get(other.arm, 1.0)
+            ahead, speed, lead = self._ahead.get(other.arm, ((), 1.0, False))
         if model.body:
             seen = other.clamp(current[5:10])
             hips, head = (current[10], current[11]), (current[12], current[13])
-            if ahead and aim is not None:  # streaming a path: anywhere on the rest of it
-                body = posture_body(hips, None, head=head) + stream_body(other, seen, [aim, *ahead], fraction, CYCLE)
-            else:
+            if ahead and aim is not None and not lead:  # streaming a path: anywhere on the rest of it
+                body = posture_body(hips, None, head=head) + stream_body(other, seen, [aim, *ahead], speed, CYCLE)
+            else:  # where it is or on its way to its last command; and the path it streams once it got there
                 moving = aim is not None and apart(aim, seen) > 1e-9
                 body = posture_body(hips, (other, seen), aim if moving else None, fraction, head)
+                if ahead:
+                    body += stream_body(other, ahead[0], ahead, speed, CYCLE, ARRIVED)
             model = model._replace(body=body)
         return model, start
 

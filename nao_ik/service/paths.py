@@ -26,7 +26,7 @@ from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MOVING, Engine, NoAnswer, StoppedOnItsWay, Way, apart
+from .engine import CYCLE, MET, MOVING, Engine, NoAnswer, StoppedOnItsWay, Way, apart
 from .jobs import Job, Stopped
 from .link import first_line
 from .reach import position_method
@@ -109,14 +109,14 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     for _ in range(PROMISES):
         # The points to send, told to the other arm's checks (its body holds this arm anywhere on them) under one
         # lock with the check that no command went since this path's body was read; else checked again from now.
-        if engine.promise(arm, safe[: len(safe) if blocked is None else blocked[0]], speed):
+        if engine.promise(arm, safe[: len(safe) if blocked is None else blocked[0]], speed, lead):
             break
         model, start = engine.arm_state(arm, motors=True, end=end, fresh=True)
         lead = move_seconds(model, start, safe[0], speed) > CYCLE
         blocked = _blocked(engine, model, start, safe, speed, engine.way(model, start), lead, check)
     else:
-        raise RuntimeError(f"trackPath {name}: collision: the other arm was sent again and again while this path "
-                           "was checked; nothing sent")  # fmt: skip
+        raise RuntimeError(f"trackPath {name}: {MET} (the other arm was sent again each time this path was checked); "
+                           "nothing sent")  # fmt: skip
     try:
         return _send(engine, arm, a, job, end, name, speed, model, start, safe, errors, completed, plan, lead,
                      blocked)  # fmt: skip
@@ -144,11 +144,14 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
             if way is None:
                 blocked = (1, stuck or job.reason)
             elif apart(way.reading, safe[0]) > ARRIVED:
-                # Stopped short of the first point (a sagging joint): the stream is checked from there (the point
-                # went: no compute deadline now).
+                # Stopped short of the first point (a sagging joint): the stream is checked from there against the
+                # body now (the point went: no compute deadline now), and promised from there.
+                model = engine.arm_state(arm, motors=True, end=end, fresh=True)[0]
                 again = _blocked(engine, model, way.reading, safe, speed, None, False, lambda k: None)
                 if again is not None and (blocked is None or again[0] < blocked[0]):
                     blocked = (max(1, again[0]), again[1])
+                if not engine.promise(arm, safe[1 : len(safe) if blocked is None else blocked[0]], speed, False):
+                    blocked = (1, f"trackPath {name}: {MET}")
         done = time.monotonic()
     # With slowAtJumps, a planned jump is not streamed: the arm is waited for at the point before it, the jump
     # sent like a reach (its own route and check from where the arm is) and waited for, then the stream goes on.

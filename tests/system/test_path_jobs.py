@@ -31,9 +31,11 @@ def start_path(stack, arm, points, method="nn-paper"):
     fut = stack.ik.trackPath(arm, points, method, _async=True)
     end = time.monotonic() + 20
 
-    def streaming():  # two commands a cycle apart: the path's, not the way to its first point
+    def streaming():  # three commands a step of the path apart, not legs of the way to its first point
         sent = sent_to(stack, arm)[before:]
-        return len(sent) >= 2 and sent[-1]["time"] - sent[-2]["time"] <= 3 * CYCLE
+        return len(sent) >= 3 and all(
+            max(abs(x - y) for x, y in zip(a["angles"], b["angles"])) <= 0.02 for a, b in zip(sent[-3:], sent[-2:])
+        )
 
     while not streaming():
         assert time.monotonic() < end and not fut.isFinished(), fut.error() if fut.hasError() else "no command"
