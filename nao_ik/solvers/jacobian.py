@@ -46,12 +46,11 @@ def transpose_step(J: list, e: list, err: Any, ops: Ops) -> list:
 
 def _damped(J: list, e: list, lam: Any, ops: Ops) -> list:
     """dq = J^T (J J^T + lam I)^-1 e, the 3x3 system solved by cofactors."""
-    a00 = lam + sum(c[0] * c[0] for c in J)
-    a11 = lam + sum(c[1] * c[1] for c in J)
-    a22 = lam + sum(c[2] * c[2] for c in J)
-    a01 = sum(c[0] * c[1] for c in J)
-    a02 = sum(c[0] * c[2] for c in J)
-    a12 = sum(c[1] * c[2] for c in J)
+    s00 = s11 = s22 = a01 = a02 = a12 = 0  # summed from 0 in column order, as sum() would
+    for c0, c1, c2 in J:
+        s00, s11, s22 = s00 + c0 * c0, s11 + c1 * c1, s22 + c2 * c2
+        a01, a02, a12 = a01 + c0 * c1, a02 + c0 * c2, a12 + c1 * c2
+    a00, a11, a22 = lam + s00, lam + s11, lam + s22
     b00 = a11 * a22 - a12 * a12
     b01 = a02 * a12 - a01 * a22
     b02 = a01 * a12 - a02 * a11
