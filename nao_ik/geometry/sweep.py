@@ -42,6 +42,7 @@ from ..model.arm import ArmModel
 from ..model.body import MARGIN, Capsule
 from .collision import arm_region, clearance
 from .scalar.sweep import (  # noqa: F401  (re-exported)
+    ALTERNATIVES,
     BOX_BUDGET,
     OVERSHOOT_CYCLES,
     REACH,
@@ -149,10 +150,6 @@ def sweep_from(model: ArmModel, start: Sequence[float], goal: Sequence[float], f
     if way is None:
         return sweep(model, start, goal, fraction, budget=budget)
     return sweep_moving(model, *way, goal, budget=budget)
-
-
-#: Other postures for the same task :func:`first_direct` tries: each costs a motion check.
-ALTERNATIVES = 8
 
 
 def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[Sequence[float]], fraction: float,

@@ -40,7 +40,7 @@ from . import checks
 from .arms import MODELS
 from .link import MOTION_TIMEOUT, Link, first_line, now
 from .other import KEEP, Commands, rows, run_time
-from .solve import EPS, motion, solve
+from .solve import EPS, distance, forward, motion, other_direct, solve
 
 #: The joints that place the body's thighs (HipPitch) and head, read with the arms.
 BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
@@ -250,10 +250,16 @@ class NaoArmIK(object):
         solve_ms = (now() - t0) * 1e3
         angles = [float(q) for q in sol.angles]
         speed = self._speed if speed is None else speed
-        reached, reason, safe = bool(sol.reached), str(sol.reason), sol.found
+        reached, reason, safe, error, other = bool(sol.reached), str(sol.reason), sol.found, sol.error, False
         if sol.found:
-            # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body.
+            # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body,
+            # unless another exact solution of the target moves there direct.
             why = _crossing(model, start, angles, body, False)
+            if why and sol.reached:
+                q = other_direct(model, target, start, body)
+                if q is not None:
+                    angles, why, other = q, "", True
+                    error = distance(forward(model, q), target)
             if why:
                 reached, reason, safe = False, why, False
         sent = False
@@ -273,7 +279,7 @@ class NaoArmIK(object):
             "names": names,
             "angles": angles,
             "reached": reached,
-            "error": float(sol.error),
+            "error": float(error),
             "iterations": 0,
             "solveTimeMs": float(solve_ms),
             "clamped": [],
@@ -286,6 +292,9 @@ class NaoArmIK(object):
             # 1: the command sent (computeAngles: the one it would send); 0: none (nothing found, or no safe
             # motion: nothing sent).
             "commands": 1 if sent or (safe and not move) else 0,
+            # Another exact solution of the target than the method's answer, whose motion is certified where the
+            # answer's is not (:func:`nao_ik.robot.solve.other_direct`).
+            "otherSolution": other,
         }
 
     @qi.nobind

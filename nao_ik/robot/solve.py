@@ -15,7 +15,9 @@ distance the links allow (``reached`` False). Where no allowed swivel exists the
 the body reach the target): the library then searches the closest attainable pose by least
 squares (numpy), which the runtime does not have; its service sends nothing then.
 
-:func:`motion` checks a command's motion as the library does (:func:`nao_ik.geometry.sweep.sweep`).
+:func:`motion` checks a command's motion as the library does (:func:`nao_ik.geometry.sweep.sweep`); where the
+motion to the answer is not certified, :func:`other_direct` finds another exact solution whose motion is, as
+the library's service does (:func:`nao_ik.geometry.sweep.first_direct`).
 """
 
 from __future__ import division
@@ -25,9 +27,9 @@ import math
 
 from ..geometry.scalar.clearance import body_margin, clearance
 from ..geometry.scalar.nearest import nearest_clear
-from ..geometry.scalar.sweep import STEP, SWEEP_MARGIN, certify, hull
+from ..geometry.scalar.sweep import ALTERNATIVES, BOX_BUDGET, STEP, SWEEP_MARGIN, certify, hull
+from ..geometry.scalar.swivel import SWIVELS, hand_point, samples
 from ..geometry.scalar.swivel import arm as scalar_arm
-from ..geometry.scalar.swivel import hand_point
 from ..model.body_data import MARGIN, body_rows
 
 #: Success distance, metres (the library's default tolerance).
@@ -60,7 +62,7 @@ def forward(model, q):
     return hand_point(scalar_arm(model), q)
 
 
-def _distance(a, b):
+def distance(a, b):
     return math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + (a[2] - b[2]) ** 2)
 
 
@@ -89,15 +91,15 @@ def solve(model, target, start, body=STANDING):
         if near is not None and near.distance < MARGIN - EPS:  # the last check (the search keeps it by construction)
             found, reason = False, "collision: %s" % near.part
     if not found:
-        err = _distance(forward(model, start), target)
+        err = distance(forward(model, start), target)
         return Answer(list(start), False, err, 0.0, False, reason)
-    err = _distance(forward(model, q), target)
+    err = distance(forward(model, q), target)
     reached = err <= TOLERANCE
     return Answer(q, reached, err, seconds, True, "" if reached else reason)
 
 
-def motion(model, start, goal, body=STANDING):
-    # type: (object, list, list, tuple) -> tuple
+def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET):
+    # type: (object, list, list, tuple, int) -> tuple
     """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN from ``body``.
 
     The library's check of a command (:func:`nao_ik.geometry.sweep.sweep`): the joint-space box between the two
@@ -114,4 +116,28 @@ def motion(model, start, goal, body=STANDING):
     lo, hi = hull([[float(x) for x in start], [float(x) for x in goal]])
     lo = [max(a, m) for a, m in zip(lo, model.lower)]
     hi = [min(b, m) for b, m in zip(hi, model.upper)]
-    return certify(model, body, lo, hi, need)
+    return certify(model, body, lo, hi, need, budget)
+
+
+def other_direct(model, target, start, body=STANDING):
+    # type: (object, tuple, list, tuple) -> object
+    """Another exact solution of ``target`` whose motion from ``start`` is certified (:func:`motion`), or None.
+
+    The target's configurations at SWIVELS swivels on both ElbowRoll branches, WristYaw held at the start's
+    (:func:`nao_ik.geometry.scalar.swivel.samples`), inside the limits and MARGIN clear of ``body``, by move time
+    from ``start`` (the largest joint change over its maximum velocity), nearest first: the first of at most
+    ALTERNATIVES whose motion is certified, their checks within one BOX_BUDGET in all (the library:
+    :func:`nao_ik.geometry.sampled.clear_by_move`, :func:`nao_ik.geometry.sweep.first_direct`).
+    """
+    found = [q for q in samples(scalar_arm(model), target, start[4], SWIVELS)
+             if clearance(model, q, body).distance >= MARGIN]  # fmt: skip
+    found.sort(key=lambda q: max(abs(a - b) / j.max_velocity for a, b, j in zip(q, start, model.joints)))
+    left = BOX_BUDGET
+    for q in found[:ALTERNATIVES]:
+        clear, _, _, used = motion(model, start, q, body, left)
+        if clear:
+            return q
+        left -= used
+        if left <= 0:
+            break
+    return None

@@ -26,6 +26,7 @@ import pytest
 
 from nao_ik import solve as library_solve
 from nao_ik.geometry.collision import arm_capsules, clearance, posture_body
+from nao_ik.geometry.sweep import sweep
 from nao_ik.kinematics import chain as kinematics
 from nao_ik.model.arm import arm_model
 from nao_ik.model.body import MARGIN
@@ -472,7 +473,12 @@ def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
             got = installed.ik.computeAngles(arm, *t, "")
             theirs = library_solve(t, lib, "analytic", initial=start)
             assert got["method"] == "analytic" and got["names"] == names and not got["moved"]
-            if got["commands"] == 1 or got["reason"].startswith("motion:"):  # found (maybe no safe direct motion)
+            if got["otherSolution"]:  # the answer's motion crosses the body; another solution's does not
+                assert got["reached"] and got["commands"] == 1 and theirs.reached
+                assert np.linalg.norm(kinematics.forward(lib, got["angles"]) - t) <= 1e-4
+                assert not sweep(lib, start, list(theirs.angles), 1.0).clear
+                assert sweep(lib, start, got["angles"], 1.0).clear
+            elif got["commands"] == 1 or got["reason"].startswith("motion:"):  # found (maybe no safe direct motion)
                 assert max(abs(a - b) for a, b in zip(got["angles"], theirs.angles)) <= 1e-12
                 assert got["reached"] == (theirs.reached and got["commands"] == 1)
                 compared += 1
@@ -480,6 +486,38 @@ def test_compute_angles_over_qi_gives_the_librarys_answers(installed, arm):
                 assert not got["reached"] and got["angles"] == start and not theirs.reached
                 assert got["reason"] == theirs.reason
     assert compared >= 20, compared
+
+
+def test_a_reach_whose_answer_would_cross_the_body_goes_direct_to_another_solution(installed):
+    """Where the nearest exact answer's motion from the sensed posture is not certified and another sampled
+    exact solution's is, the runtime sends that one (as the computer-side service does): one command, the hand
+    on the target, the answer says so; the simulated robot's protection stops nothing."""
+    from tests.unit.geometry.test_motion_body import _needs_legs_but_another_goes_direct
+
+    stub = installed.robot.motion
+    installed.motion.wakeUp()
+    model = arm_model("LArm")
+    names = list(model.names)
+    other = 0
+    for posture, target in _needs_legs_but_another_goes_direct(model, 4, 5):
+        stub.setCollisionProtectionEnabled("Arms", False)  # the test's own move there: behind the runtime's back
+        _settle(installed, names, posture)
+        stub.setCollisionProtectionEnabled("Arms", True)
+        stub.clearRecordedCommands()
+        before = len(stub.getRecordedCommands())
+        got = installed.ik.reachToWithSpeed("LArm", *target, "", 1.0)
+        sent = [c for c in stub.getRecordedCommands()[before:] if c["method"] == "setAngles"]
+        if not got["otherSolution"]:  # the other arm, part of the runtime's body, may bar it
+            assert not got["moved"] and not sent, got
+            continue
+        other += 1
+        assert got["moved"] and got["reached"] and got["commands"] == 1, got
+        assert len(sent) == 1 and sent[0]["angles"] == got["angles"]
+        hand = kinematics.forward(model, got["angles"])
+        assert np.linalg.norm(hand - target) == pytest.approx(got["error"], abs=1e-12) and got["error"] <= 1e-4
+        _settle(installed, names, got["angles"])
+    assert other >= 2, other
+    assert stub.getCollisionStops() == [] and stub.getViolations() == []
 
 
 def test_reach_moves_the_arm_and_bad_input_sends_nothing(installed):

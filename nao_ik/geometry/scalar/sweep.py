@@ -49,6 +49,9 @@ OVERSHOOT_CYCLES = 4
 #: each via (hundreds of ms); its price is the time spent on the boxes it still cannot decide.
 #: ``nao-ik bench --body`` (section 3) gives the share approved direct and what the check and the plans cost.
 BOX_BUDGET = 1000
+#: Other postures for the same task (other exact solutions of a reach's target) tried where the motion to the
+#: answer is not certified, nearest move first, their checks within one BOX_BUDGET in all: each costs a check.
+ALTERNATIVES = 8
 #: After this many postures without a verdict, :func:`certify` also checks the box's corners once (not counted
 #: against BOX_BUDGET): a box with a posture inside the body often has one at a corner (a joint at one end of
 #: its move, another at the other), which the halving reaches late or not within the budget.

@@ -36,6 +36,9 @@ INF = float("inf")
 SLACK = 1e-9
 #: Margin of a configuration that no joint limit constrains (radians): only its sign matters.
 FREE = 10.0
+#: Swivels sampled on a target's circle (on both ElbowRoll branches) where solutions are sampled
+#: (:func:`samples`, :mod:`nao_ik.geometry.sampled`).
+SWIVELS = 24
 
 
 class Arm(object):
@@ -273,3 +276,26 @@ def second_branch(k, c):
     """True where the second ElbowRoll root can lie inside the limits (see ``nearest.second_branch``)."""
     lo, hi = k.lo[3], k.hi[3]
     return (hi >= -c.sf - 1e-12) if lo + hi < 0.0 else (lo <= -c.sf + 1e-12)
+
+
+def samples(k, t, wrist, swivels):
+    # type: (Arm, Sequence[float], float, int) -> list
+    """The exact configurations of target ``t`` at ``swivels`` swivels evenly around the circle from -pi, on both
+    ElbowRoll branches (branch 0's first), WristYaw ``wrist`` held, inside the limits (within SLACK, summed
+    over the joints with the excess where no ElbowRoll fits), the target reachable; the scalar twin of
+    :func:`nao_ik.geometry.sampled.swivel_samples`' allowed ones."""
+    c = circle(k, t, wrist)
+    if not c.reachable:
+        return []
+    step = _TWO_PI / swivels
+    found = ([], [])  # type: Tuple[list, list]
+    for i in range(swivels):
+        q1, q2, e0, r0, e1, r1, excess = configurations(k, c, i * step - _PI)
+        for out, e, r in ((found[0], e0, r0), (found[1], e1, r1)):
+            q = [q1, q2, e, r, wrist]
+            over = excess
+            for x, lo, hi in zip(q, k.lo, k.hi):
+                over += max(lo - x, 0.0) + max(x - hi, 0.0)
+            if over <= SLACK:
+                out.append(q)
+    return found[0] + found[1]

@@ -63,6 +63,27 @@ def test_float_configurations_equal_the_elementwise_ones(arm):
 
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_the_sampled_solutions_are_the_batch_ones(arm):
+    """:func:`samples` (the robot runtime's other solutions) are :func:`swivel_samples`' allowed ones, in order:
+    on targets reachable, moved off (some out of reach) and with the wrist turned; each puts the hand on the
+    target."""
+    from nao_ik.geometry.sampled import SWIVELS, swivel_samples
+
+    model, t, start = _pairs(arm, 60, 4)
+    k = scalar_swivel.arm(model)
+    some = 0
+    for ti, q0 in zip(t, start.tolist()):
+        angles, inside = swivel_samples(model, ti[None], np.array([q0[4]]))
+        theirs = angles.reshape(-1, 5)[inside.ravel()]
+        mine = np.array(scalar_swivel.samples(k, ti.tolist(), q0[4], SWIVELS)).reshape(-1, 5)
+        assert mine.shape == theirs.shape and np.allclose(mine, theirs, atol=1e-12, rtol=0.0)
+        if mine.size:
+            some += 1
+            assert np.abs(kinematics.forward_batch(model, mine) - ti).max() < 1e-9
+    assert some >= 20, some
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_the_scalar_and_the_batch_search_agree(arm):
     """One search, two backends (the scalar one adds the folds and the blocked start's intervals).
 
