@@ -680,8 +680,9 @@ class Engine:
             ahead, speed, lead = promised or ((), 1.0, False)
             seen = other.clamp(current[5:10])
             hips, head = (current[10], current[11]), (current[12], current[13])
-            if ahead and aim is not None and not lead:  # streaming a path: anywhere on the rest of it
-                body = posture_body(hips, None, head=head) + stream_body(other, seen, [aim, *ahead], speed, CYCLE)
+            if ahead and not lead:  # streaming a path (from where it was at rest): anywhere on the rest of it
+                points = ahead if aim is None else [aim, *ahead]
+                body = posture_body(hips, None, head=head) + stream_body(other, seen, points, speed, CYCLE)
             else:  # where it is or on its way to its last command; and the path it streams once it got there
                 moving = aim is not None and apart(aim, seen) > 1e-9
                 body = posture_body(hips, (other, seen), aim if moving else None, fraction, head)

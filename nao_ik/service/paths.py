@@ -19,14 +19,14 @@ import time
 from typing import Any, Callable
 
 from ..geometry.collision import clearance
-from ..geometry.sweep import ARRIVED, stream_regions, sweep_moving, sweep_region
+from ..geometry.sweep import ARRIVED, stream_regions, sweep_region
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ArmModel, arm_model
 from ..model.body import MARGIN
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MET, MOVING, Engine, NoAnswer, StoppedOnItsWay, Way, apart
+from .engine import CYCLE, MET, MOVING, Engine, NoAnswer, StoppedOnItsWay, apart
 from .jobs import Job, Stopped
 from .link import first_line
 from .reach import position_method
@@ -94,12 +94,8 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         safe = [list(model.clamp(q)) for q in angles.tolist()]
         if not all(math.isfinite(q) for qs in safe for q in qs):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-        way = engine.way(model, start)
-        # A first point more than a cycle away is reached first, like a reach (swung out around the
-        # body where needed, then waited for): a stream of commands starting far from the arm would
-        # leave it behind, heading straight for later points.
-        lead = move_seconds(model, start, safe[0], speed) > CYCLE
-        blocked = _blocked(engine, model, start, safe, speed, way, lead, check)
+        lead = _leads(engine, model, start, safe[0], speed)
+        blocked = _blocked(engine, model, start, safe, speed, lead, check)
         if attempt or blocked is None or not blocked[1].startswith(MOVING):
             break
         # From where the arm may be on its way to its last command the path's first motion would cross
@@ -112,8 +108,8 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         if engine.promise(arm, safe[: len(safe) if blocked is None else blocked[0]], speed, lead):
             break
         model, start = engine.arm_state(arm, motors=True, end=end, fresh=True)
-        lead = move_seconds(model, start, safe[0], speed) > CYCLE
-        blocked = _blocked(engine, model, start, safe, speed, engine.way(model, start), lead, check)
+        lead = _leads(engine, model, start, safe[0], speed)
+        blocked = _blocked(engine, model, start, safe, speed, lead, check)
     else:
         raise RuntimeError(f"trackPath {name}: {MET} (the other arm was sent again each time this path was checked); "
                            "nothing sent")  # fmt: skip
@@ -147,7 +143,7 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 # Stopped short of the first point (a sagging joint): the stream is checked from there against the
                 # body now (the point went: no compute deadline now), and promised from there.
                 model = engine.arm_state(arm, motors=True, end=end, fresh=True)[0]
-                again = _blocked(engine, model, way.reading, safe, speed, None, False, lambda k: None)
+                again = _blocked(engine, model, way.reading, safe, speed, False, lambda k: None)
                 if again is not None and (blocked is None or again[0] < blocked[0]):
                     blocked = (max(1, again[0]), again[1])
                 if not engine.promise(arm, safe[1 : len(safe) if blocked is None else blocked[0]], speed, False):
@@ -219,13 +215,22 @@ def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, spe
         return None, first_line(e)
 
 
-def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, way: Way | None,
-             lead: bool, check: Callable[[int], None]) -> tuple | None:  # fmt: skip
+def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: float) -> bool:
+    """Whether a path's first point is reached first, like a reach (swung out around the body where needed), and
+    waited for, before the stream: where it is more than a cycle away (a stream of commands starting far from
+    the arm would leave it behind, heading straight for later points), or where the arm may still be moving
+    toward an earlier command (the stream's boxes, and the other arm's body while it streams, hold a joint's
+    overshoot at the path's speed only, not at that command's)."""
+    return move_seconds(model, start, first, speed) > CYCLE or engine.way(model, start) is not None
+
+
+def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, lead: bool,
+             check: Callable[[int], None]) -> tuple | None:  # fmt: skip
     """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
     With ``lead``, the first point is reached like a reach (:meth:`Engine.command`: a plan from the arm's
-    posture, swung out where needed) and waited for; else its motion is checked from the reading and,
-    where the arm may still be moving toward its last command, from everywhere on its way there (``way``).
+    posture, swung out where needed) and waited for; else (:func:`_leads`: the arm at rest within a cycle of
+    it) its motion is checked from the reading.
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
     the points commanded since the last one it has surely reached (:func:`nao_ik.geometry.sweep.stream_regions`),
     each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
@@ -242,8 +247,6 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
         route, _ = engine.route(model, start, path[0], speed)
         if not route.commands:
             return 0, f"{route.reason} (the path's first point)"
-    elif path and way is not None and not sweep_moving(model, way.reading, way.aim, way.fraction, path[0]).clear:
-        return 0, f"{MOVING} (the path's first point)"
     base = path[0] if lead else start
     for k, (region, grow) in enumerate(stream_regions(model, base, path, speed, CYCLE, ARRIVED if lead else 0.0)):
         if lead and k == 0:

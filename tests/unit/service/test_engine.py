@@ -21,7 +21,7 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik.motion = mocker.Mock(timeout=1.0)
     ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
     ik._lost = set()
-    ik.aim = {"LArm": list(THERE)}
+    ik.aim, ik._aim_speed = {"LArm": list(THERE)}, {}
     ik._sent_at = {"LArm": time.monotonic() - sent_ago}
     return ik
 
@@ -61,3 +61,56 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
+
+
+def test_a_path_streams_only_from_an_arm_at_rest_within_a_cycle_of_its_first_point(mocker):
+    """A path's first point is reached first, like a reach, and waited for, where it is more than a cycle away or
+    where the arm may still be on its way to an earlier command (whose overshoot, at that command's speed, the
+    stream's boxes do not hold); a stream starts at once only from an arm at rest within a cycle of it."""
+    from nao_ik.service.paths import _leads
+
+    model = arm_model("LArm")
+    near = [HERE[0] + 0.01, *HERE[1:]]
+    moving = _engine(mocker, [])
+    assert _leads(moving, model, HERE, near, 1.0)  # on its way to THERE
+    still = _engine(mocker, [])
+    still.aim = {"LArm": list(HERE)}
+    assert not _leads(still, model, HERE, near, 1.0)
+    assert _leads(still, model, HERE, THERE, 1.0)  # far: 0.5 rad of ShoulderPitch
+
+
+def test_the_other_arms_body_holds_a_path_it_streams_from_its_reading_on(mocker):
+    """The RArm promised a path (its first point within a cycle, never commanded before): the LArm's body holds
+    the RArm's links at every posture between its reading and the path's first point, and along the path."""
+    from nao_ik.geometry.scalar.clearance import link_points
+    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
+    from nao_ik.model.body_data import LINK_ROWS
+
+    right = arm_model("RArm")
+    seen = [0.3, -0.3, 1.0, 0.6, 0.0]
+    path = [[0.45 + 0.004 * k, -0.3 - 0.003 * k, 1.0, 0.6, 0.0] for k in range(40)]  # the first 18 ms away
+    ik = Engine.__new__(Engine)
+    ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": right}
+    ik.sensed = mocker.Mock()
+    ik.sensed.read_timed.return_value = ([0.0] * 5 + seen + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
+    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies = {}, {}, {}, {}
+    ik._ahead = {}
+    ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)  # the path's thread read its body
+    assert ik.promise("RArm", path, 1.0, False)
+    body = [c for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body if c.part == "other arm"]
+    k = scalar_arm(right)
+    for posture in [[a + t * (b - a) for a, b in zip(seen, path[0])] for t in (0.0, 0.5, 1.0)] + path[::7]:
+        pts = link_points(k, posture)
+        for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
+            for t in (0.0, 0.5, 1.0):
+                x = [pts[first][j] + t * (pts[last][j] - pts[first][j]) for j in range(3)]
+                assert min(_outside(x, c) + radius for c in body[i :: len(LINK_ROWS)]) <= 1e-9, (posture, i)
+
+
+def _outside(x, c) -> float:
+    """How far the point ``x`` is outside the capsule ``c`` (negative inside)."""
+    d = [c.b[j] - c.a[j] for j in range(3)]
+    dd = sum(v * v for v in d) or 1e-18
+    t = min(max(sum((x[j] - c.a[j]) * d[j] for j in range(3)) / dd, 0.0), 1.0)
+    return sum((x[j] - c.a[j] - t * d[j]) ** 2 for j in range(3)) ** 0.5 - c.radius
