@@ -631,7 +631,11 @@ class Engine:
         """
         with self._commit:
             if ahead is None:
+                # A command to an arm changes the other arm's body, not its own: the sender's body stays current.
+                current = getattr(self._seen, "aims", None) == self._aims
                 self._aims += 1
+                if current:
+                    self._seen.aims = self._aims
             else:
                 self._ahead[arm] = ([list(q) for q in ahead], speed, False)
             self.aim[arm] = [float(q) for q in angles]

@@ -57,7 +57,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
     ik._lost, ik.aim, ik._sent_at, ik._aim_speed = set(), {}, {}, {}
-    ik._commit, ik._aims = threading.RLock(), 0
+    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
