@@ -57,6 +57,10 @@ STOPPED_CYCLES = 5
 #: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not
 #: when the call's budget runs out.
 GIVE_UP = 15 * CYCLE
+#: While an arm streams a path, the other arm's body holds it from its reading on through this many of the points
+#: sent last (its reading, at most :data:`~nao_ik.service.sensed.MAX_AGE` old, may come from before the newest of
+#: them) and those still to come.
+STREAMED = 4
 #: Why a command checked against a body read before the other arm's latest command is refused.
 MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
@@ -170,9 +174,10 @@ class Engine:
         self._commit = threading.RLock()
         self._aims = 0
         self._seen = threading.local()
-        # An arm streaming a path: the commands it is still to be sent, their fractionMaxSpeed, and whether the
-        # stream waits for the arm at the first (:meth:`promise`); the other arm's body holds it anywhere on them.
-        self._ahead: dict[str, tuple[list, float, bool]] = {}
+        # An arm streaming a path: the commands it is still to be sent, their fractionMaxSpeed, whether the stream
+        # waits for the arm at the first (:meth:`promise`), and the STREAMED sent last; the other arm's body holds
+        # it anywhere on them.
+        self._ahead: dict[str, tuple[list, float, bool, list]] = {}
         # Per arm, the last body built (:meth:`arm_state`) and what it was built from: calls within one reading
         # cycle share it (the other arm's region costs a hundred microseconds and more).
         self._bodies: dict[str, tuple] = {}
@@ -614,7 +619,7 @@ class Engine:
                 return False
             self._aims += 1  # the other arm's bodies read before are smaller
             self._seen.aims = self._aims
-            self._ahead[arm] = ([list(q) for q in points], speed, lead)
+            self._ahead[arm] = ([list(q) for q in points], speed, lead, [])
             return True
 
     def release(self, arm: str) -> None:
@@ -637,7 +642,9 @@ class Engine:
                 if current:
                     self._seen.aims = self._aims
             else:
-                self._ahead[arm] = ([list(q) for q in ahead], speed, False)
+                # The points streamed last stay too: a reading of the arm may be older than the newest of them.
+                recent = self._ahead.get(arm, ((), 1.0, False, []))[3][1 - STREAMED :] + [[float(q) for q in angles]]
+                self._ahead[arm] = ([list(q) for q in ahead], speed, False, recent)
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
@@ -681,11 +688,11 @@ class Engine:
             last = self._bodies.get(arm)
             if last is not None and last[0] == key and last[1] is promised and last[2] is other:
                 return model._replace(body=last[3]), start
-            ahead, speed, lead = promised or ((), 1.0, False)
+            ahead, speed, lead, recent = promised or ((), 1.0, False, [])
             seen = other.clamp(current[5:10])
             hips, head = (current[10], current[11]), (current[12], current[13])
             if ahead and not lead:  # streaming a path (from where it was at rest): anywhere on the rest of it
-                points = ahead if aim is None else [aim, *ahead]
+                points = recent + ([] if aim is None or recent and aim == recent[-1] else [aim]) + ahead
                 body = posture_body(hips, None, head=head) + stream_body(other, seen, points, speed, CYCLE)
             else:  # where it is or on its way to its last command; and the path it streams once it got there
                 moving = aim is not None and apart(aim, seen) > 1e-9

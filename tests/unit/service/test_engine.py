@@ -114,3 +114,33 @@ def _outside(x, c) -> float:
     dd = sum(v * v for v in d) or 1e-18
     t = min(max(sum((x[j] - c.a[j]) * d[j] for j in range(3)) / dd, 0.0), 1.0)
     return sum((x[j] - c.a[j] - t * d[j]) ** 2 for j in range(3)) ** 0.5 - c.radius
+
+
+def test_the_other_arms_body_holds_a_stream_from_a_reading_older_than_its_newest_points(mocker):
+    """The RArm streams a path whose ShoulderRoll goes out and back; the LArm's body is read with the RArm's
+    reading from before the last two points were sent (a reading may be two cycles old): it holds the RArm
+    where those points took it, not only between that reading and the newest point."""
+    from nao_ik.geometry.scalar.clearance import link_points
+    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
+    from nao_ik.model.body_data import LINK_ROWS
+
+    right = arm_model("RArm")
+    out = [0.3, -0.3, 1.0, 0.6, 0.0]
+    path = [[0.3, -0.3 - r, 1.0, 0.6, 0.0] for r in (0.0, 0.04, 0.08, 0.04, 0.0, 0.0, 0.0)]
+    ik = Engine.__new__(Engine)
+    ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": right}
+    ik.sensed = mocker.Mock()
+    ik.sensed.read_timed.return_value = ([0.0] * 5 + out + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
+    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
+    ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
+    assert ik.promise("RArm", path, 1.0, False)
+    for k in range(5):  # streamed up to the point back at the start; read at the start
+        ik._aimed("RArm", path[k], time.monotonic(), 1.0, path[k + 1 :])
+    body = [c for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body if c.part == "other arm"]
+    k = scalar_arm(right)
+    pts = link_points(k, path[2])  # the farthest out the points sent took it
+    for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
+        for t in (0.0, 0.5, 1.0):
+            x = [pts[first][j] + t * (pts[last][j] - pts[first][j]) for j in range(3)]
+            assert min(_outside(x, c) + radius for c in body[i :: len(LINK_ROWS)]) <= 1e-9, i
