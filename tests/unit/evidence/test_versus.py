@@ -22,7 +22,10 @@ def test_the_table_has_both_codes_and_their_ratios():
     rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
     assert [r.split(" | ")[0] for r in rows] == ["| code", "| this code", f"| {HERE}", "| this / that"]
     ratios = rows[-1].strip("| ").split(" | ")[1:]
-    assert len(ratios) == 5 and all(x == "-" or float(x) > 0 for x in ratios) and float(ratios[0]) > 0
+    # The times' ratios are positive; the check's cost is a difference of two noisy medians (this code against
+    # itself, 4 targets once: it may come out negative on a busy machine), so its ratios need only be numbers.
+    assert len(ratios) == 5 and float(ratios[0]) > 0 and float(ratios[1]) > 0
+    assert all(x == "-" or np.isfinite(float(x)) for x in ratios)
 
 
 def test_the_round_trips_of_each_code_with_and_without_the_body_and_their_table():
