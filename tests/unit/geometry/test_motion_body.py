@@ -591,6 +591,26 @@ def test_first_direct_skips_postures_in_the_body_and_those_not_certified():
     assert first_direct(model, start, iter([]), 1.0) is None
 
 
+def _arms_at(awake, right: tuple) -> tuple:
+    """The LArm in front of the chest on the left and the RArm at ``right``, both still, at full speed: (the two
+    models, the ten joint names)."""
+    left, right_arm = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names) + list(right_arm.names)
+    awake.ik.setSpeed(1.0)
+    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
+    awake.ik.reachToWithArm("RArm", *right, "")
+    awake.wait_still(names)
+    return left, right_arm, names
+
+
+def _never_met(awake, names: list) -> None:
+    """Once both arms are still: the stub stopped nothing and saw no bad command, and the arms keep its margin."""
+    awake.wait_still(names)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+    q = awake.motion.getAngles(names, True)
+    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+
+
 def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, monkeypatch):
     """The LArm's reach is planned (against the RArm at its side) and held just before it sends; meanwhile
     another client sends the RArm to where the LArm is going. When the LArm's command goes on, it is checked
@@ -600,12 +620,7 @@ def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, mon
 
     from nao_ik.service import engine
 
-    left, right = arm_model("LArm"), arm_model("RArm")
-    names = list(left.names) + list(right.names)
-    awake.ik.setSpeed(1.0)
-    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
-    awake.ik.reachToWithArm("RArm", 0.12, -0.20, 0.0, "")
-    awake.wait_still(names)
+    left, right, names = _arms_at(awake, (0.12, -0.20, 0.0))
     end = time.monotonic() + 5  # a direct move (the premise), once the service's readings show both arms arrived
     while awake.ik.computeAngles("LArm", 0.18, 0.015, 0.12, "")["commands"] != 1:
         assert time.monotonic() < end, "the LArm's move is not direct"
@@ -630,11 +645,8 @@ def test_a_command_planned_before_the_other_arm_went_is_checked_again(awake, mon
         RuntimeError, match="collision: the other arm was just sent where this motion would meet it; nothing sent"
     ):
         reach.value(20000)
-    awake.wait_still(names)
+    _never_met(awake, names)
     assert not [m for m in awake.moves()[before:] if m["names"] == list(left.names)]
-    q = awake.motion.getAngles(names, True)
-    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
-    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
 
 def test_a_reach_while_the_other_arm_streams_a_path_is_checked_against_the_rest_of_the_path(awake):
@@ -642,12 +654,7 @@ def test_a_reach_while_the_other_arm_streams_a_path_is_checked_against_the_rest_
     to where the path's last points take the RArm. The reach is checked against the RArm anywhere on the rest of
     its path, not only on its way to its last point: it waits for the path or is refused, and the arms never
     meet (checked against the RArm's way to its latest point alone, the LArm goes and the path runs into it)."""
-    left, right = arm_model("LArm"), arm_model("RArm")
-    names = list(left.names) + list(right.names)
-    awake.ik.setSpeed(1.0)
-    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
-    awake.ik.reachToWithArm("RArm", 0.18, -0.16, 0.12, "")
-    awake.wait_still(names)
+    left, right, names = _arms_at(awake, (0.18, -0.16, 0.12))
     points = [[0.18, float(y), 0.12] for y in np.linspace(-0.16, -0.04, 60)]
     before = len(awake.moves())
     path = awake.ik.trackPathWithSpeed("RArm", points, "analytic", 0.3, _async=True)
@@ -661,10 +668,7 @@ def test_a_reach_while_the_other_arm_streams_a_path_is_checked_against_the_rest_
         r = {"moved": False}
         assert "collision" in str(e), e
     answer = path.value(20000)
-    awake.wait_still(names)
-    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
-    q = awake.motion.getAngles(names, True)
-    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+    _never_met(awake, names)
     assert answer["stopped"] == "", answer
     assert not r["moved"] or r["waitMs"] > 0.0, r  # it went at once: the path's rest was not its body
 
@@ -677,12 +681,7 @@ def test_a_path_checked_before_the_other_arm_went_is_checked_again(awake, monkey
 
     from nao_ik.service import engine
 
-    left, right = arm_model("LArm"), arm_model("RArm")
-    names = list(left.names) + list(right.names)
-    awake.ik.setSpeed(1.0)
-    awake.ik.reachToWithArm("LArm", 0.18, 0.07, 0.12, "")
-    awake.ik.reachToWithArm("RArm", 0.18, -0.16, 0.12, "")
-    awake.wait_still(names)
+    left, right, names = _arms_at(awake, (0.18, -0.16, 0.12))
     promise, held, go = engine.Engine.promise, threading.Event(), threading.Event()
 
     def hold_right(self, arm, *args):
@@ -703,8 +702,5 @@ def test_a_path_checked_before_the_other_arm_went_is_checked_again(awake, monkey
         answer = path.value(20000)
     except RuntimeError as e:
         answer = {"stopped": str(e)}
-    awake.wait_still(names)
-    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
-    q = awake.motion.getAngles(names, True)
-    assert arms_gap(q[:5], q[5:]) >= STUB_MARGIN
+    _never_met(awake, names)
     assert "collision" in answer["stopped"], answer
