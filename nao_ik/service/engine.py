@@ -635,15 +635,15 @@ class Engine:
         ``ahead``: the command was promised (:meth:`promise`; the bodies read since hold it), and these still are.
         """
         with self._commit:
+            promised = self._ahead.get(arm)
+            # The commands sent last while a path is promised (its points, and a lead's or a jump's legs) stay part
+            # of it: a reading of the arm may be older than the newest of them.
+            recent = (promised[3][1 - STREAMED :] if promised is not None else []) + [[float(q) for q in angles]]
+            if promised is not None:
+                self._ahead[arm] = promised[:3] + (recent,)
             if ahead is None:
-                # A command to an arm changes the other arm's body, not its own: the sender's body stays current.
-                current = getattr(self._seen, "aims", None) == self._aims
                 self._aims += 1
-                if current:
-                    self._seen.aims = self._aims
             else:
-                # The points streamed last stay too: a reading of the arm may be older than the newest of them.
-                recent = self._ahead.get(arm, ((), 1.0, False, []))[3][1 - STREAMED :] + [[float(q) for q in angles]]
                 self._ahead[arm] = ([list(q) for q in ahead], speed, False, recent)
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent

@@ -57,7 +57,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
     ik._lost, ik.aim, ik._sent_at, ik._aim_speed = set(), {}, {}, {}
-    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik._commit, ik._aims, ik._seen, ik._ahead = threading.RLock(), 0, threading.local(), {}
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
@@ -82,30 +82,14 @@ def test_a_path_streams_only_from_an_arm_at_rest_within_a_cycle_of_its_first_poi
 def test_the_other_arms_body_holds_a_path_it_streams_from_its_reading_on(mocker):
     """The RArm promised a path (its first point within a cycle, never commanded before): the LArm's body holds
     the RArm's links at every posture between its reading and the path's first point, and along the path."""
-    from nao_ik.geometry.scalar.clearance import link_points
-    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
-    from nao_ik.model.body_data import LINK_ROWS
 
     right = arm_model("RArm")
     seen = [0.3, -0.3, 1.0, 0.6, 0.0]
     path = [[0.45 + 0.004 * k, -0.3 - 0.003 * k, 1.0, 0.6, 0.0] for k in range(40)]  # the first 18 ms away
-    ik = Engine.__new__(Engine)
-    ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": right}
-    ik.sensed = mocker.Mock()
-    ik.sensed.read_timed.return_value = ([0.0] * 5 + seen + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
-    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
-    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies = {}, {}, {}, {}
-    ik._ahead = {}
-    ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)  # the path's thread read its body
+    ik = _reading_right_at(mocker, seen)  # the path's thread read its body
     assert ik.promise("RArm", path, 1.0, False)
-    body = [c for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body if c.part == "other arm"]
-    k = scalar_arm(right)
     for posture in [[a + t * (b - a) for a, b in zip(seen, path[0])] for t in (0.0, 0.5, 1.0)] + path[::7]:
-        pts = link_points(k, posture)
-        for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
-            for t in (0.0, 0.5, 1.0):
-                x = [pts[first][j] + t * (pts[last][j] - pts[first][j]) for j in range(3)]
-                assert min(_outside(x, c) + radius for c in body[i :: len(LINK_ROWS)]) <= 1e-9, (posture, i)
+        _holds(ik, right, posture)
 
 
 def _outside(x, c) -> float:
@@ -120,27 +104,56 @@ def test_the_other_arms_body_holds_a_stream_from_a_reading_older_than_its_newest
     """The RArm streams a path whose ShoulderRoll goes out and back; the LArm's body is read with the RArm's
     reading from before the last two points were sent (a reading may be two cycles old): it holds the RArm
     where those points took it, not only between that reading and the newest point."""
-    from nao_ik.geometry.scalar.clearance import link_points
-    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
-    from nao_ik.model.body_data import LINK_ROWS
 
     right = arm_model("RArm")
     out = [0.3, -0.3, 1.0, 0.6, 0.0]
     path = [[0.3, -0.3 - r, 1.0, 0.6, 0.0] for r in (0.0, 0.04, 0.08, 0.04, 0.0, 0.0, 0.0)]
-    ik = Engine.__new__(Engine)
-    ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": right}
-    ik.sensed = mocker.Mock()
-    ik.sensed.read_timed.return_value = ([0.0] * 5 + out + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
-    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
-    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
-    ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
+    ik = _reading_right_at(mocker, out)
     assert ik.promise("RArm", path, 1.0, False)
     for k in range(5):  # streamed up to the point back at the start; read at the start
         ik._aimed("RArm", path[k], time.monotonic(), 1.0, path[k + 1 :])
+    _holds(ik, right, path[2])  # the farthest out the points sent took it
+
+
+def test_the_other_arms_body_holds_the_legs_of_a_jump_sent_while_a_path_is_promised(mocker):
+    """A jump's legs (commands of the path's arm sent while its path is promised, not points of it) stay part of
+    the other arm's body like streamed points: read from before the last leg went, it holds the first leg."""
+    right = arm_model("RArm")
+    at = [0.3, -0.3, 1.0, 0.6, 0.0]
+    path = [list(at), list(at), [0.3, -0.6, 1.0, 0.6, 0.0], [0.3, -0.6, 1.0, 0.6, 0.0]]
+    ik = _reading_right_at(mocker, at)
+    assert ik.promise("RArm", path, 1.0, False)
+    ik._aimed("RArm", path[0], time.monotonic(), 1.0, path[1:])
+    ik._aimed("RArm", path[1], time.monotonic(), 1.0, path[2:])
+    leg = [0.3, -0.3, 0.4, 0.6, 0.0]  # swung out, then on to the jump's point
+    ik._aimed("RArm", leg, time.monotonic(), 1.0)
+    ik._aimed("RArm", path[2], time.monotonic(), 1.0)
+    _holds(ik, right, leg)
+
+
+def _reading_right_at(mocker, right: list) -> Engine:
+    """An engine whose readings have the RArm at ``right`` (the LArm at zero, crouched hips), which has read the
+    LArm's body once (as a path's thread on the RArm does before its promise)."""
+    ik = Engine.__new__(Engine)
+    ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
+    ik.sensed = mocker.Mock()
+    ik.sensed.read_timed.return_value = ([0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
+    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
+    ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
+    return ik
+
+
+def _holds(ik: Engine, right, posture: list) -> None:
+    """The LArm's body holds every link of the RArm at ``posture`` (each point of it within a capsule of the other
+    arm for that link, by the link's radius)."""
+    from nao_ik.geometry.scalar.clearance import link_points
+    from nao_ik.geometry.scalar.swivel import arm as scalar_arm
+    from nao_ik.model.body_data import LINK_ROWS
+
     body = [c for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body if c.part == "other arm"]
-    k = scalar_arm(right)
-    pts = link_points(k, path[2])  # the farthest out the points sent took it
+    pts = link_points(scalar_arm(right), posture)
     for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
         for t in (0.0, 0.5, 1.0):
             x = [pts[first][j] + t * (pts[last][j] - pts[first][j]) for j in range(3)]
-            assert min(_outside(x, c) + radius for c in body[i :: len(LINK_ROWS)]) <= 1e-9, i
+            assert min(_outside(x, c) + radius for c in body[i :: len(LINK_ROWS)]) <= 1e-9, (posture, i)
