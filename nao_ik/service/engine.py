@@ -24,6 +24,7 @@ from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, stream_bo
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
+from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
@@ -575,15 +576,21 @@ class Engine:
     def _send_checked(self, model: ArmModel, names: list, q: list, speed: float, end: float, what: str,
                       more: bool = False) -> None:  # fmt: skip
         """:meth:`send` a command checked against ``model``'s body, once more checked where another command went
-        since that body was read (the other arm's, sent by another call at the same time): against the body now,
-        from wherever the arm is now (its way to its last command included). Holding the lock meanwhile, the
-        other arm's command, checked likewise, sees this one. ``more``: commands of the sequence went before."""
+        since that body was read (the other arm's, sent by another call at the same time; or this call's own last
+        one, after which the arm stopped where it did and the head and hips may have moved): against the body
+        now, from wherever the arm is now (its way to its last command included). Holding the lock meanwhile,
+        the other arm's command, checked likewise, sees this one. ``more``: commands of the sequence went before."""
         with self._commit:
             if self._aims != getattr(self._seen, "aims", None):
                 now, start = self.arm_state(model.arm, motors=False, end=end)
-                if (clearance(now, q, now.body).distance < MARGIN - 1e-6
-                        or not sweep_from(now, start, q, speed, self.way(now, start)).clear):  # fmt: skip
-                    raise RuntimeError(f"{what}: {MET}; nothing {'more ' if more else ''}sent")
+                near = clearance(now, q, now.body)
+                part = near.part if near.distance < MARGIN - 1e-6 else None
+                if part is None:
+                    move = sweep_from(now, start, q, speed, self.way(now, start))
+                    part = None if move.clear else move.part or "body"
+                if part is not None:
+                    why = MET if part == OTHER_ARM_PART else f"collision: the {part} is now where this motion would go"
+                    raise RuntimeError(f"{what}: {why}; nothing {'more ' if more else ''}sent")
             self.send(model.arm, names, q, speed, end)
 
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float,
