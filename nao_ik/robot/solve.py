@@ -129,7 +129,8 @@ def other_direct(model, target, start, body=STANDING):
     ALTERNATIVES whose motion is certified, their checks within one BOX_BUDGET in all (the library:
     :func:`nao_ik.geometry.sampled.clear_by_move`, :func:`nao_ik.geometry.sweep.first_direct`).
     """
-    found = [q for q in samples(scalar_arm(model), target, start[4], SWIVELS)
+    # Clamped (the samples are inside the limits within SLACK: rounding at a limit), as the library's first_direct.
+    found = [q for q in (model.clamp(x) for x in samples(scalar_arm(model), target, start[4], SWIVELS))
              if clearance(model, q, body).distance >= MARGIN]  # fmt: skip
     found.sort(key=lambda q: max(abs(a - b) / j.max_velocity for a, b, j in zip(q, start, model.joints)))
     left = BOX_BUDGET
