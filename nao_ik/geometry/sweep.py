@@ -34,7 +34,6 @@ the robot runtime certifies its commands with the same code).
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Iterable, NamedTuple, Sequence
 
@@ -50,6 +49,7 @@ from .scalar.sweep import (  # noqa: F401  (re-exported)
     SWEEP_MARGIN,
     Motion,
     certify,
+    first_certified,
     hull,
     overshoot,
     overshoots,
@@ -158,18 +158,15 @@ def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[S
     first) clear of the body by MARGIN whose one command is certified (:func:`sweep_from`), their checks together
     within one check's BOX_BUDGET postures. None where none is.
     """
-    left_over = BOX_BUDGET
-    for q in itertools.islice(candidates, ALTERNATIVES if most is None else most):
-        q = [float(x) for x in model.clamp(q)]
+
+    def check(q: list, budget: int) -> tuple:
         if clearance(model, q, model.body).distance < MARGIN - 1e-6:
-            continue
-        got = sweep_from(model, start, q, fraction, way, left_over)
-        if got.clear:
-            return q
-        left_over -= got.samples
-        if left_over <= 0:
-            break
-    return None
+            return False, 0
+        got = sweep_from(model, start, q, fraction, way, budget)
+        return got.clear, got.samples
+
+    clamped = ([float(x) for x in model.clamp(q)] for q in candidates)
+    return first_certified(clamped, check, ALTERNATIVES if most is None else most)
 
 
 def sweep_region(model: ArmModel, postures: Sequence[Sequence[float]], grow: Sequence[float],

@@ -27,7 +27,7 @@ import math
 
 from ..geometry.scalar.clearance import body_margin, clearance
 from ..geometry.scalar.nearest import nearest_clear
-from ..geometry.scalar.sweep import ALTERNATIVES, BOX_BUDGET, STEP, SWEEP_MARGIN, certify, hull
+from ..geometry.scalar.sweep import BOX_BUDGET, STEP, SWEEP_MARGIN, certify, first_certified, hull
 from ..geometry.scalar.swivel import SWIVELS, hand_point, samples
 from ..geometry.scalar.swivel import arm as scalar_arm
 from ..model.body_data import MARGIN, body_rows
@@ -126,19 +126,17 @@ def other_direct(model, target, start, body=STANDING):
     The target's configurations at SWIVELS swivels on both ElbowRoll branches, WristYaw held at the start's
     (:func:`nao_ik.geometry.scalar.swivel.samples`), inside the limits and MARGIN clear of ``body``, by move time
     from ``start`` (the largest joint change over its maximum velocity), nearest first: the first of at most
-    ALTERNATIVES whose motion is certified, their checks within one BOX_BUDGET in all (the library:
-    :func:`nao_ik.geometry.sampled.clear_by_move`, :func:`nao_ik.geometry.sweep.first_direct`).
+    ALTERNATIVES whose motion is certified, their checks within one BOX_BUDGET in all
+    (:func:`nao_ik.geometry.scalar.sweep.first_certified`; the library: :func:`nao_ik.geometry.sampled.clear_by_move`,
+    :func:`nao_ik.geometry.sweep.first_direct`).
     """
     # Clamped (the samples are inside the limits within SLACK: rounding at a limit), as the library's first_direct.
     found = [q for q in (model.clamp(x) for x in samples(scalar_arm(model), target, start[4], SWIVELS))
              if clearance(model, q, body).distance >= MARGIN]  # fmt: skip
     found.sort(key=lambda q: max(abs(a - b) / j.max_velocity for a, b, j in zip(q, start, model.joints)))
-    left = BOX_BUDGET
-    for q in found[:ALTERNATIVES]:
-        clear, _, _, used = motion(model, start, q, body, left)
-        if clear:
-            return q
-        left -= used
-        if left <= 0:
-            break
-    return None
+
+    def check(q, budget):
+        clear, _, _, used = motion(model, start, q, body, budget)
+        return clear, used
+
+    return first_certified(found, check)

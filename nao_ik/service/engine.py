@@ -77,6 +77,15 @@ class Way(NamedTuple):
     fraction: float
 
 
+class Promise(NamedTuple):
+    """A path promised on an arm (:meth:`Engine.promise`): what the other arm's body holds it anywhere on."""
+
+    rest: list  # the commands still to come
+    speed: float  # their fractionMaxSpeed
+    lead: bool  # the stream waits for the arm within ARRIVED of the first of them
+    recent: list  # the STREAMED commands sent last (the arm's last command at the promise, then each one sent)
+
+
 class Command(NamedTuple):
     """What :meth:`Engine.command` did (or would do) with an arm's answer."""
 
@@ -91,6 +100,7 @@ class Command(NamedTuple):
     # everywhere on its way; the other arm; each swung-out posture on the way) and computed the motion check.
     wait: float = 0.0
     check: float = 0.0
+    other: bool = False  # the angles are another posture for the task (``others``), not the answer's
 
 
 class StoppedOnItsWay(RuntimeError):
@@ -175,10 +185,8 @@ class Engine:
         self._commit = threading.RLock()
         self._aims = 0
         self._seen = threading.local()
-        # An arm streaming a path: the commands it is still to be sent, their fractionMaxSpeed, whether the stream
-        # waits for the arm at the first (:meth:`promise`), and the STREAMED sent last; the other arm's body holds
-        # it anywhere on them.
-        self._ahead: dict[str, tuple[list, float, bool, list]] = {}
+        # The path each arm streams (:meth:`promise`): the other arm's body holds it anywhere on it.
+        self._ahead: dict[str, Promise] = {}
         # Per arm, the last body built (:meth:`arm_state`) and what it was built from: calls within one reading
         # cycle share it (the other arm's region costs a hundred microseconds and more).
         self._bodies: dict[str, tuple] = {}
@@ -253,25 +261,31 @@ class Engine:
         clamped = [n for n, q, s in zip(model.names, angles, safe) if q != s]
         change = apart(safe, start)
         seconds = move_seconds(model, start, safe, speed)
-        waited, t0 = [0.0], time.perf_counter()
+        waited, t0, other = [0.0], time.perf_counter(), False
         if model.body:
             model, start, near, route, goal = self._plan(model, start, safe, speed, move, job, end, what, waited,
                                                          still, others)  # fmt: skip
-            if goal is not safe:  # another posture for the task (inside the limits): the command's
+            other = goal is not safe
+            if other:  # another posture for the task (inside the limits): the command's
                 safe, clamped = goal, []
             if route is None or not route.commands:
                 if move:
                     why = f"collision: {near.part}" if route is None else route.reason
                     raise RuntimeError(f"{what}: {why}; nothing sent")
-                return Command(safe, clamped, change, seconds, [], waited[0], time.perf_counter() - t0 - waited[0])
+                return Command(safe, clamped, change, seconds, [], waited[0], time.perf_counter() - t0 - waited[0],
+                               other)  # fmt: skip
             change = apart(safe, start)
             seconds = max(move_seconds(model, start, safe, speed), route.seconds)
         else:
             route = None
         checked = time.perf_counter() - t0 - waited[0]
         commands = [safe] if route is None else route.commands
+
+        def made(postures: list) -> Command:  # with these postures sent (or, not moving, to send)
+            return Command(safe, clamped, change, seconds, postures, waited[0], checked, other)
+
         if not move:
-            return Command(safe, clamped, change, seconds, commands, waited[0], checked)
+            return made(commands)
         names, sent = list(model.names), []
         try:
             for k, q in enumerate(commands):
@@ -284,15 +298,15 @@ class Engine:
                 self._send_checked(model, names, q, speed, end, what, bool(sent))
                 sent.append(q)
         except StoppedOnItsWay as e:  # part of the sequence went (legs only follow a sent one): what was sent
-            e.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
+            e.partial = made(sent)
             raise
         except RuntimeError as e:  # anything else once a leg went (a reading, ALMotion, the budget): the same
             if not sent:
                 raise
             stop = StoppedOnItsWay(f"{first_line(e)} (after {len(sent)} of {len(commands)} commands)")
-            stop.partial = Command(safe, clamped, change, seconds, sent, waited[0], checked)
+            stop.partial = made(sent)
             raise stop from None
-        return Command(safe, clamped, change, seconds, sent, waited[0], checked)
+        return made(sent)
 
     def _next_leg(self, model: ArmModel, via: list, q: list, goal: list, speed: float, job: Job | None, end: float,
                   what: str, waited: list) -> ArmModel | None:  # fmt: skip
@@ -626,7 +640,8 @@ class Engine:
                 return False
             self._aims += 1  # the other arm's bodies read before are smaller
             self._seen.aims = self._aims
-            self._ahead[arm] = ([list(q) for q in points], speed, lead, [])
+            aim = self.aim.get(arm)
+            self._ahead[arm] = Promise([list(q) for q in points], speed, lead, [] if aim is None else [aim])
             return True
 
     def release(self, arm: str) -> None:
@@ -643,15 +658,14 @@ class Engine:
         """
         with self._commit:
             promised = self._ahead.get(arm)
-            # The commands sent last while a path is promised (its points, and a lead's or a jump's legs) stay part
-            # of it: a reading of the arm may be older than the newest of them.
-            recent = (promised[3][1 - STREAMED :] if promised is not None else []) + [[float(q) for q in angles]]
             if promised is not None:
-                self._ahead[arm] = promised[:3] + (recent,)
+                # The commands sent last while a path is promised (its points, and a lead's or a jump's legs) stay
+                # part of it: a reading of the arm may be older than the newest of them.
+                recent = promised.recent[1 - STREAMED :] + [[float(q) for q in angles]]
+                rest = promised.rest if ahead is None else [list(q) for q in ahead]
+                self._ahead[arm] = Promise(rest, promised.speed, promised.lead and ahead is None, recent)
             if ahead is None:
                 self._aims += 1
-            else:
-                self._ahead[arm] = ([list(q) for q in ahead], speed, False, recent)
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
@@ -695,17 +709,17 @@ class Engine:
             last = self._bodies.get(arm)
             if last is not None and last[0] == key and last[1] is promised and last[2] is other:
                 return model._replace(body=last[3]), start
-            ahead, speed, lead, recent = promised or ((), 1.0, False, [])
             seen = other.clamp(current[5:10])
             hips, head = (current[10], current[11]), (current[12], current[13])
-            if ahead and not lead:  # streaming a path (from where it was at rest): anywhere on the rest of it
-                points = recent + ([] if aim is None or recent and aim == recent[-1] else [aim]) + ahead
-                body = posture_body(hips, None, head=head) + stream_body(other, seen, points, speed, CYCLE)
+            if promised and promised.rest and not promised.lead:  # streaming a path: anywhere on the rest of it
+                body = posture_body(hips, None, head=head) + stream_body(
+                    other, seen, promised.recent + promised.rest, promised.speed, CYCLE
+                )
             else:  # where it is or on its way to its last command; and the path it streams once it got there
                 moving = aim is not None and apart(aim, seen) > 1e-9
                 body = posture_body(hips, (other, seen), aim if moving else None, fraction, head)
-                if ahead:
-                    body += stream_body(other, ahead[0], ahead, speed, CYCLE, ARRIVED)
+                if promised and promised.rest:
+                    body += stream_body(other, promised.rest[0], promised.rest, promised.speed, CYCLE, ARRIVED)
             self._bodies[arm] = (key, promised, other, body)
             model = model._replace(body=body)
         return model, start

@@ -94,8 +94,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         safe = [list(model.clamp(q)) for q in angles.tolist()]
         if not all(math.isfinite(q) for qs in safe for q in qs):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-        lead = _leads(engine, model, start, safe[0], speed)
-        blocked = _blocked(engine, model, start, safe, speed, lead, check)
+        lead, blocked = _checked(engine, model, start, safe, speed, check)
         if attempt or blocked is None or not blocked[1].startswith(MOVING):
             break
         # From where the arm may be on its way to its last command the path's first motion would cross
@@ -105,11 +104,10 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     for _ in range(PROMISES):
         # The points to send, told to the other arm's checks (its body holds this arm anywhere on them) under one
         # lock with the check that no command went since this path's body was read; else checked again from now.
-        if engine.promise(arm, safe[: len(safe) if blocked is None else blocked[0]], speed, lead):
+        if engine.promise(arm, safe[: _sendable(safe, blocked)], speed, lead):
             break
         model, start = engine.arm_state(arm, motors=True, end=end, fresh=True)
-        lead = _leads(engine, model, start, safe[0], speed)
-        blocked = _blocked(engine, model, start, safe, speed, lead, check)
+        lead, blocked = _checked(engine, model, start, safe, speed, check)
     else:
         raise RuntimeError(f"trackPath {name}: {MET} (the other arm was sent again each time this path was checked); "
                            "nothing sent")  # fmt: skip
@@ -127,7 +125,7 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     names = list(model.names)
     t0 = time.monotonic()
     sent, done, vias = 0, t0 - CYCLE, []
-    if lead and (blocked is None or blocked[0] > 0):
+    if lead and _sendable(safe, blocked) > 0:
         try:
             lead_commands = engine.command(model, safe[0], start, True, end, f"trackPath {name}: its first point",
                                            speed, job).commands  # fmt: skip
@@ -135,7 +133,7 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         except StoppedOnItsWay as e:  # legs toward the first point went, then it stopped: the answer names them
             vias, blocked = [list(q) for q in e.partial.commands], (0, str(e))
         # The rest of the path streams once the arm is there (nothing to wait for after a single point).
-        if sent and len(safe) > 1 and (blocked is None or blocked[0] > 1):
+        if sent and _sendable(safe, blocked) > 1:
             way, stuck = _arrived(engine, model, safe[0], job, end, speed)
             if way is None:
                 blocked = (1, stuck or job.reason)
@@ -144,16 +142,16 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 # body now (the point went: no compute deadline now), and promised from there.
                 model = engine.arm_state(arm, motors=True, end=end, fresh=True)[0]
                 again = _blocked(engine, model, way.reading, safe, speed, False, lambda k: None)
-                if again is not None and (blocked is None or again[0] < blocked[0]):
+                if again is not None and again[0] < _sendable(safe, blocked):
                     blocked = (max(1, again[0]), again[1])
-                if not engine.promise(arm, safe[1 : len(safe) if blocked is None else blocked[0]], speed, False):
+                if not engine.promise(arm, safe[1 : _sendable(safe, blocked)], speed, False):
                     blocked = (1, f"trackPath {name}: {MET}")
         done = time.monotonic()
     # With slowAtJumps, a planned jump is not streamed: the arm is waited for at the point before it, the jump
     # sent like a reach (its own route and check from where the arm is) and waited for, then the stream goes on.
     slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
     slowed, jump_vias, failed = [], [], ""
-    blocked_at = len(safe) if blocked is None else blocked[0]
+    blocked_at = _sendable(safe, blocked)
     for k in range(sent, blocked_at):
         q = safe[k]
         if k in slow and k > 0:
@@ -213,6 +211,18 @@ def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, spe
         return engine.arrive(model, q, job, end, speed), ""
     except RuntimeError as e:  # stays short, the robot's protection, the budget, a reading: commands went before
         return None, first_line(e)
+
+
+def _sendable(path: list, blocked: tuple | None) -> int:
+    """How many of the path's points go: up to the first :func:`_blocked` names, else all."""
+    return len(path) if blocked is None else blocked[0]
+
+
+def _checked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float,
+             check: Callable[[int], None]) -> tuple:  # fmt: skip
+    """(whether the path leads to its first point (:func:`_leads`), :func:`_blocked`) from the arm at ``start``."""
+    lead = _leads(engine, model, start, path[0], speed)
+    return lead, _blocked(engine, model, start, path, speed, lead, check)
 
 
 def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: float) -> bool:

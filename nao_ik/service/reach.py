@@ -58,7 +58,7 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
         others = (lambda m, q: (x.tolist() for x in clear_by_move(m, target, q))) if sol.reached else None
         command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job,
                                     others)  # fmt: skip
-    other = sol.reached and command.angles != [float(x) for x in model.clamp(sol.angles)]
+    other = command.other
     if other:  # another exact solution was sent instead
         error = float(np.linalg.norm(forward(model, command.angles) - np.asarray(target, dtype=float)))
         sol = sol._replace(angles=tuple(command.angles), error=error)

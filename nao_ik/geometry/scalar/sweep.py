@@ -171,6 +171,22 @@ def hull(postures, grow_low=None, grow_high=None):
     return lo, hi
 
 
+def first_certified(candidates, check, most=ALTERNATIVES):
+    # type: (Any, Callable[[Any, int], Tuple[bool, int]], int) -> Any
+    """The first of at most ``most`` ``candidates`` (postures that do the same task, best first) whose motion
+    ``check(q, budget)`` certifies, giving (clear, postures checked), their checks together within one
+    BOX_BUDGET; None where none is."""
+    left = BOX_BUDGET
+    for k, q in enumerate(candidates):
+        if k >= most or left <= 0:
+            break
+        clear, used = check(q, left)
+        if clear:
+            return q
+        left -= used
+    return None
+
+
 def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
     # type: (Any, Sequence[Any], Sequence[float], Sequence[float], float, int) -> Tuple[bool, float, str, int]
     """Whether every posture in the joint-space box [lo, hi] keeps ``need`` clearance from ``shapes``.
