@@ -6,6 +6,8 @@ the arm followed another continuation of the solution set than the path did
 (see :mod:`nao_ik.evidence.continuity`). Only avoidable jumps count against a method.
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -14,11 +16,14 @@ from nao_ik.evidence.continuity import joint_paths, measure
 from nao_ik.evidence.nearest_bench import far_pairs
 from nao_ik.solvers import pipeline as driver
 
+#: Joint-space paths per arm and method (60 points each): make soak runs four times as many.
+PATHS = 40 if os.environ.get("NAO_IK_SOAK") else 10
+
 
 @pytest.mark.parametrize("method", ["analytic", "dls", "fabrik", "nn", "nn-modular"])
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_consecutive_answers_do_not_jump_where_a_near_solution_exists(arm, method):
-    paths = joint_paths(arm, 20, seed=1 if arm == "LArm" else 2)
+    paths = joint_paths(arm, PATHS, seed=1 if arm == "LArm" else 2)
     c = measure(method, arm, paths)
     avoidable = c.jumps - c.forced
     if method == "analytic":
