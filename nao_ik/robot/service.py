@@ -251,12 +251,16 @@ class NaoArmIK(object):
         angles = [float(q) for q in sol.angles]
         speed = self._speed if speed is None else speed
         reached, reason, safe, error, other = bool(sol.reached), str(sol.reason), sol.found, sol.error, False
+        # Where a command this runtime sent the arm may still run, the arm may be anywhere on its way there (its
+        # overshoot included) when this one takes it: the motion is checked from all of it.
+        lo, hi, _ = self._commands.box(model, start, asked)
+        way = None if lo == hi else (lo, hi)
         if sol.found:
             # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body,
             # unless another exact solution of the target moves there direct.
-            why = _crossing(model, start, angles, body, False)
+            why = _crossing(model, start, angles, body, False, way)
             if why and sol.reached:
-                q = other_direct(model, target, start, body)
+                q = other_direct(model, target, start, body, way)
                 if q is not None:
                     angles, why, other = q, "", True
                     error = distance(forward(model, q), target)
@@ -267,7 +271,7 @@ class NaoArmIK(object):
             # The last line of defence: five finite angles inside the limits, or nothing is sent.
             if not model.within_limits(angles):
                 raise RuntimeError("%s for %r produced %r outside the limits; nothing sent" % (method, target, angles))
-            why = self._send(arm, start, (sensed, posture), angles, speed, asked, version, end)
+            why = self._send(arm, start, way, (sensed, posture), angles, speed, asked, version, end)
             if why:
                 reached, reason, safe = False, why, False
             sent = not why
@@ -298,13 +302,14 @@ class NaoArmIK(object):
         }
 
     @qi.nobind
-    def _send(self, arm, start, reading, angles, speed, asked, version, end):
+    def _send(self, arm, start, way, reading, angles, speed, asked, version, end):
         """Send the command, or say why not ("" when sent).
 
+        ``way``: the bounds of the postures the arm may be in from the reading on (:meth:`Commands.box`), or None.
         ``reading``: the other arm's sensed angles and BODY_JOINTS'. Under the commit lock, so that a command to
-        the other arm cannot slip between this check and this
-        command: if the other arm was commanded since this call's check, the answer and its motion are checked
-        again against where that arm may now go; then the stale-command guard (a reading older than the budget,
+        the other arm cannot slip between this check and this command: if the other arm was commanded since this
+        call's check, the answer and its motion (from ``way`` too) are checked again against where that arm may
+        now go; then the stale-command guard (a reading older than the budget,
         or the call past it: nothing sent); then ``setAngles`` goes out and is recorded (:class:`Commands`)
         before the lock is left. Its answer is waited for after (within the budget).
         """
@@ -323,7 +328,7 @@ class NaoArmIK(object):
                     entry = self._commands.add(arm, angles, speed, seconds, pending.future)
                     break
             body, version = self._body(arm, reading[0], asked, reading[1])  # the other arm commanded meanwhile: again
-            why = _crossing(model, start, angles, body, True)
+            why = _crossing(model, start, angles, body, True, way)
             if why:
                 return why
         try:
@@ -344,11 +349,19 @@ def _floats(reply, count):
     return out if len(out) == count else None
 
 
-def _crossing(model, start, angles, body, answer):
-    """Why the answer (``answer``: itself too) or the direct motion to it is not clear of ``body`` ("" if clear)."""
+def _crossing(model, start, angles, body, answer, way=None):
+    """Why the answer (``answer``: itself too) or the direct motion to it (from ``way`` too: an arm that may still
+    be on its way to an earlier command) is not clear of ``body`` ("" if clear)."""
     if answer:
         near = clearance(model, angles, body)
         if near.distance < MARGIN - EPS:
             return "collision: %s" % (near.part or "body")
-    clear, _, part, _ = motion(model, start, angles, body)
-    return "" if clear else "motion: the move crosses the %s" % (part or "body")
+    clear, _, part, _ = motion(model, start, angles, body, way=way)
+    if clear:
+        return ""
+    if way is None:
+        return "motion: the move crosses the %s" % (part or "body")
+    return (
+        "motion: the move from where the arm may still be on its way to its last command crosses the %s "
+        "(call again once it stopped)" % (part or "body")
+    )

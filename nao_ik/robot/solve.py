@@ -98,8 +98,8 @@ def solve(model, target, start, body=STANDING):
     return Answer(q, reached, err, seconds, True, "" if reached else reason)
 
 
-def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET):
-    # type: (object, list, list, tuple, int) -> tuple
+def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET, way=None):
+    # type: (object, list, list, tuple, int, tuple) -> tuple
     """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN from ``body``.
 
     The library's check of a command (:func:`nao_ik.geometry.sweep.sweep`): the joint-space box between the two
@@ -107,21 +107,25 @@ def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET):
     however its joints keep pace), inside the limits, certified by
     :func:`nao_ik.geometry.scalar.sweep.certify`. A start already closer than the margin (the robot put there
     by someone else) may move as long as no posture of the box comes closer than STEP / 2 nearer than it is.
+    ``way``: (lower, upper) bounds of the postures the arm may be in when the command takes it (an arm still on
+    its way to an earlier command, its overshoot included: :meth:`nao_ik.robot.other.Commands.box`); the box
+    then spans them too, as the library's :func:`nao_ik.geometry.sweep.sweep_moving` checks from the whole way.
 
     Returns:
         (clear, the clearance (bound) where it failed (the need where it did not), the part there, postures
         checked).
     """
     need = min(SWEEP_MARGIN, clearance(model, start, body).distance - STEP / 2) - 1e-9
-    lo, hi = hull([[float(x) for x in start], [float(x) for x in goal]])
+    lo, hi = hull([[float(x) for x in start], [float(x) for x in goal]] + ([] if way is None else list(way)))
     lo = [max(a, m) for a, m in zip(lo, model.lower)]
     hi = [min(b, m) for b, m in zip(hi, model.upper)]
     return certify(model, body, lo, hi, need, budget)
 
 
-def other_direct(model, target, start, body=STANDING):
-    # type: (object, tuple, list, tuple) -> object
-    """Another exact solution of ``target`` whose motion from ``start`` is certified (:func:`motion`), or None.
+def other_direct(model, target, start, body=STANDING, way=None):
+    # type: (object, tuple, list, tuple, tuple) -> object
+    """Another exact solution of ``target`` whose motion from ``start`` (and ``way``) is certified (:func:`motion`),
+    or None.
 
     The target's configurations at SWIVELS swivels on both ElbowRoll branches, WristYaw held at the start's
     (:func:`nao_ik.geometry.scalar.swivel.samples`), inside the limits and MARGIN clear of ``body``, by move time
@@ -136,7 +140,7 @@ def other_direct(model, target, start, body=STANDING):
     found.sort(key=lambda q: max(abs(a - b) / j.max_velocity for a, b, j in zip(q, start, model.joints)))
 
     def check(q, budget):
-        clear, _, _, used = motion(model, start, q, body, budget)
+        clear, _, _, used = motion(model, start, q, body, budget, way)
         return clear, used
 
     return first_certified(found, check)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import glob
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -940,6 +941,11 @@ def here():
     s.close()
 
 
+#: Two left-arm targets: from the neutral posture, the second's answer moves there clear, but not from where the arm
+#: may be on its way to the first's (through the head).
+ON_ITS_WAY = ([0.0723, 0.2984, 0.1382], [0.0692, 0.1692, 0.2587])
+
+
 def _hand(arm: str) -> list:
     return kinematics.forward(arm_model(arm), list(arm_model(arm).neutral)).tolist()
 
@@ -981,6 +987,39 @@ def test_one_call_at_a_time_commands_an_arm_and_the_other_arm_is_free(here):
     assert 0.9 <= waited <= 1.5 and others < 0.5, (waited, others)
     assert [c["names"][0] for c in here.sent()] == ["RShoulderPitch"]
     assert here.ik.reachToWithArm("LArm", *_hand("LArm"), "")["moved"]  # the turn given back
+
+
+def test_a_reach_while_the_arm_is_on_its_way_is_checked_from_all_of_its_way(here):
+    """The left arm is sent slowly toward ON_ITS_WAY's first target and at once reaches for its second: that
+    answer's motion from where the arm was read is clear (the control), but from somewhere on its way to the first
+    command (where the second may take it) it would cross the head. The runtime refuses it, saying why; the
+    robot got the first command only."""
+    from nao_ik.model.body_data import body_rows
+    from nao_ik.robot.service import BODY_JOINTS
+    from nao_ik.robot.solve import motion
+
+    first, second = ON_ITS_WAY
+    model, other = MODELS["LArm"], MODELS["RArm"]
+    motion_service = here.user.service("ALMotion")
+    start = motion_service.getAngles(list(model.names), True)
+    hips_head = motion_service.getAngles(BODY_JOINTS, True)
+    stands = motion_service.getAngles(list(other.names), True)
+    body = body_rows(hips_head[0], hips_head[1], (hips_head[2], hips_head[3])) + rows(other, stands, stands)
+    going = here.ik.reachToWithSpeed("LArm", *first, "", 0.05)
+    got = here.ik.reachToWithArm("LArm", *second, "")
+    assert going["moved"] and going["reached"], going
+    assert not got["moved"] and not got["reached"] and got["commands"] == 0, got
+    assert re.fullmatch(r"motion: the move from where the arm may still be on its way to its last command crosses "
+                        r"the (head|other arm) \(call again once it stopped\)", got["reason"]), got  # fmt: skip
+    assert [c["angles"] for c in here.sent()] == [going["angles"]]
+    # The control, from the posture before the first command (the arm has moved little since: the answers agree):
+    # from there alone the answer's motion is certified; from its way to the first command it is not.
+    blind = solve(model, second, start, body)
+    assert blind.reached and np.allclose(blind.angles, got["angles"], atol=0.05), (blind, got)
+    assert motion(model, start, blind.angles, body)[0]
+    way = (np.minimum(start, going["angles"]).tolist(), np.maximum(start, going["angles"]).tolist())
+    assert not motion(model, start, blind.angles, body, way=way)[0]
+    assert here.robot.motion.getCollisionStops() == []
 
 
 def test_stopped_it_unregisters(installed):
