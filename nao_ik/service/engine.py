@@ -62,6 +62,9 @@ GIVE_UP = 15 * CYCLE
 #: sent last (its reading, at most :data:`~nao_ik.service.sensed.MAX_AGE` old, may come from before the newest of
 #: them) and those still to come.
 STREAMED = 4
+#: The speed of the command that keeps a still arm where it stands (:meth:`Engine._hold`): it moves the arm by the
+#: joints' noise at most, and the next command's check grows the arm's way by the overshoot at this speed.
+HOLD_SPEED = 0.05
 #: Why a command checked against a body read before the other arm's latest command is refused.
 MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
@@ -428,10 +431,16 @@ class Engine:
 
     def at_rest(self, model: ArmModel, start: Any, end: float) -> bool:
         """Whether an arm seen still at ``start`` stays there: ALMotion has answered every command to it (none went
-        unanswered), the last one was sent over STOPPED_CYCLES ago, the robot's collision protection does not
-        hold it (``isCollision``), and the readings of STOPPED_CYCLES cycles taken after those answers came keep it
-        within STILL of ``start`` (a command taken sets the arm off within them). Where it does, a motion from
-        ``start`` alone is its motion, not one from anywhere on its way to that command."""
+        unanswered), the last one was sent over STOPPED_CYCLES ago, and the readings of STOPPED_CYCLES cycles
+        taken after those answers came keep it within STILL of ``start`` (a command taken sets the arm off within
+        them). Where it does, a motion from ``start`` alone is its motion, not one from anywhere on its way to that
+        command.
+
+        Where the robot's collision protection holds it (``isCollision``: an arm stopped short of that command,
+        or put near the body by another client, ``rest()``'s posture for one), the protection may let go and the
+        arm set off toward that command: it is first commanded to stay where it is (:meth:`_hold`), which
+        replaces that command.
+        """
         arm, names = model.arm, list(model.names)
         aim = self.aim.get(arm)
         if aim is None or apart(aim, start) <= 1e-9:
@@ -439,17 +448,30 @@ class Engine:
         sent = self._sent_at[arm]  # recorded with the aim
         if arm in self._lost or not self._sent[arm].answered() or time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
             return False
-        try:  # the robot's protection holding it short may let go: then it sets off toward that command
+        try:
             self._protected(arm, end, "short of its last command")
+            held = False
         except RobotProtection:
-            return False
+            held = True
         for k in range(STOPPED_CYCLES + 1):
             if k:
                 time.sleep(CYCLE)
             now, _ = self.sensed.read(names, left(end), fresh=True)
             if apart(model.clamp(now), start) > STILL:
                 return False
-        return self._sent_at.get(arm) == sent  # nothing sent to it meanwhile
+        if self._sent_at.get(arm) != sent:
+            return False  # sent to meanwhile
+        if held:
+            self._hold(model, list(start), end)
+        return True
+
+    def _hold(self, model: ArmModel, here: list, end: float) -> None:
+        """Command a still arm to stay at ``here``, its reading: ALMotion takes a joint's newest command, so the one
+        it was on its way to is gone. The arm is there: the command moves it nowhere (its angles are the reading,
+        within the limits), at HOLD_SPEED; under the lock that orders every command, so the other arm's checks
+        see it."""
+        with self._commit:
+            self.send(model.arm, list(model.names), [float(q) for q in model.clamp(here)], HOLD_SPEED, end)
 
     def route(self, model: ArmModel, start: Any, goal: list, speed: float, stopped: bool = False,
               direct: Sweep | None = None) -> tuple[Plan, Way | None]:  # fmt: skip

@@ -94,7 +94,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         safe = [list(model.clamp(q)) for q in angles.tolist()]
         if not all(math.isfinite(q) for qs in safe for q in qs):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-        lead, blocked = _checked(engine, model, start, safe, speed, check)
+        lead, blocked = _checked(engine, model, start, safe, speed, check, bool(attempt), end)
         if attempt or blocked is None or not blocked[1].startswith(MOVING):
             break
         # From where the arm may be on its way to its last command the path's first motion would cross
@@ -219,10 +219,11 @@ def _sendable(path: list, blocked: tuple | None) -> int:
 
 
 def _checked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float,
-             check: Callable[[int], None]) -> tuple:  # fmt: skip
-    """(whether the path leads to its first point (:func:`_leads`), :func:`_blocked`) from the arm at ``start``."""
+             check: Callable[[int], None], still: bool = False, end: float = 0.0) -> tuple:  # fmt: skip
+    """(whether the path leads to its first point (:func:`_leads`), :func:`_blocked`) from the arm at ``start``
+    (``still``: seen still there; ``end``: the call's deadline)."""
     lead = _leads(engine, model, start, path[0], speed)
-    return lead, _blocked(engine, model, start, path, speed, lead, check)
+    return lead, _blocked(engine, model, start, path, speed, lead, check, still, end)
 
 
 def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: float) -> bool:
@@ -235,11 +236,13 @@ def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: floa
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, lead: bool,
-             check: Callable[[int], None]) -> tuple | None:  # fmt: skip
+             check: Callable[[int], None], still: bool = False, end: float = 0.0) -> tuple | None:  # fmt: skip
     """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
     With ``lead``, the first point is reached like a reach (:meth:`Engine.command`: a plan from the arm's
-    posture, swung out where needed) and waited for; else (:func:`_leads`: the arm at rest within a cycle of
+    posture, swung out where needed; with ``still``, the arm seen still at ``start``: from there alone where it
+    is :meth:`Engine.at_rest` short of its last command (by ``end``), as a reach) and waited for;
+    else (:func:`_leads`: the arm at rest within a cycle of
     it) its motion is checked from the reading.
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
     the points commanded since the last one it has surely reached (:func:`nao_ik.geometry.sweep.stream_regions`),
@@ -255,6 +258,8 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
             return k, f"collision: {near.part} at point {k}"
     if lead:
         route, _ = engine.route(model, start, path[0], speed)
+        if route.reason == MOVING and still and engine.at_rest(model, start, end):
+            route, _ = engine.route(model, start, path[0], speed, True)
         if not route.commands:
             return 0, f"{route.reason} (the path's first point)"
     base = path[0] if lead else start

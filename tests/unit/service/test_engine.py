@@ -6,7 +6,7 @@ import time
 import pytest
 
 from nao_ik.model.arm import arm_model
-from nao_ik.service.engine import CYCLE, STOPPED_CYCLES, Engine, NoAnswer
+from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
 THERE = [0.5, 0.3, -1.0, -0.5, 0.0]  # its last command, far from where it stands
@@ -29,7 +29,8 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
 def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answer(mocker):
     """At rest: every command answered, the last sent long ago, and still over STOPPED_CYCLES cycles of readings
     taken after that; not where a command is unanswered or was lost (it may still set the arm off), was sent
-    just now, where the readings show the arm setting off, or where the robot's protection holds it."""
+    just now, or where the readings show the arm setting off. Where the robot's protection holds it (and may let
+    go), at rest once it is commanded to stay where it stands, and not before it was seen still."""
     model, end = arm_model("LArm"), time.monotonic() + 5.0
     still = [HERE] * (STOPPED_CYCLES + 1)
     assert _engine(mocker, still).at_rest(model, HERE, end)
@@ -42,7 +43,13 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     assert not _engine(mocker, setting_off).at_rest(model, HERE, end)
     held = _engine(mocker, still)  # the robot's protection holds it short: it may let go
     held.motion.call.return_value = "collision"
-    assert not held.at_rest(model, HERE, end)
+    held.send, held._commit = mocker.Mock(), threading.RLock()
+    assert held.at_rest(model, HERE, end)
+    held.send.assert_called_once_with("LArm", list(model.names), HERE, HOLD_SPEED, end)
+    moving = _engine(mocker, setting_off)
+    moving.motion.call.return_value = "collision"
+    moving.send = mocker.Mock()
+    assert not moving.at_rest(model, HERE, end) and not moving.send.called
     # No command it may be on its way to: at rest at once, nothing read.
     none = _engine(mocker, [])
     none.aim = {}
