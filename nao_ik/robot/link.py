@@ -87,6 +87,8 @@ class Link(object):
         state = fut.wait(max(int(left * 1000), 0))
         if state == qi.FutureState.Running:
             fut.cancel()
+            if left < 0.005:  # the call's budget was spent before this wait began
+                raise RuntimeError("%s was not waited for: the call's time budget was spent" % what)
             raise RuntimeError("%s did not answer within %.2f s (time budget)" % (what, max(left, 0.0)))
         if state == qi.FutureState.Canceled:
             raise RuntimeError("%s was cancelled before it answered" % what)

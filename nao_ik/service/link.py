@@ -118,6 +118,9 @@ class MotionLink:
         if state == qi.FutureState.Running:
             if cancel:
                 fut.cancel()
+            if limit < 0.005:  # the call's budget was spent before this wait began
+                raise RuntimeError(f"{what} was not waited for: the call's time budget was spent (it may still "
+                                   "run); nothing more was sent")  # fmt: skip
             raise RuntimeError(f"{what} did not answer within {limit:.2f} s (time budget; it may still run); "
                                "nothing more was sent")  # fmt: skip
         if state == qi.FutureState.Canceled:

@@ -37,7 +37,7 @@ class FakeLink:
         if self.fail:
             raise RuntimeError(f"ALMotion.{pending.what} failed: gone")
         if min(pending.limit, math.inf if limit is None else limit) < 0.01:
-            raise RuntimeError(f"ALMotion.{pending.what} did not answer within 0.00 s (time budget)")
+            raise RuntimeError(f"ALMotion.{pending.what} was not waited for: the call's time budget was spent")
         return [float(len(self.calls)), 1.0] if pending.what == "getAngles" else list(self.stiffness)
 
 
