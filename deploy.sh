@@ -35,7 +35,9 @@ options:
   --robot HOST|USER@HOST  the robot (user defaults to nao), e.g. 192.168.1.12 or nao@nao.local
   --ssh-port N            ssh port (default 22)
   --qi-port N             NAOqi port (default 9559)
-  --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0)
+  --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0: a new
+                          port at every start; behind a firewall give a fixed one, e.g.
+                          tcp://0.0.0.0:9560, and let it in)
   --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
   --state-dir DIR         where each robot's service log and pid file go (default ~/.cache/nao-ik)
   --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)

@@ -196,14 +196,15 @@ def serve_main(argv: Sequence[str]) -> int:
         description="Register NaoArmIK on a robot's (or a simulated robot's) service directory; reconnect and "
         "re-register if the robot goes away; restart at once if the service process crashes. Runs until Ctrl-C.",
         epilog="example, from a PC to a NAO: nao-ik serve --qi-url tcp://192.168.1.12:9559 "
-        "--qi-listen-url tcp://0.0.0.0:0",
+        "--qi-listen-url tcp://0.0.0.0:9560 (the robot connects back to the PC's port 9560: let it in)",
     )
     p.add_argument("--qi-url", default="tcp://127.0.0.1:9559", help="the robot's URL (default tcp://127.0.0.1:9559)")
     p.add_argument(
         "--qi-listen-url",
         default=None,
         help="where callers reach this service; needed when it runs on another computer than the robot "
-        "(tcp://0.0.0.0:0). Default: loopback only",
+        "(tcp://0.0.0.0:9560; port 0 picks a new port at every start, which a firewall rule cannot name). "
+        "Default: loopback only",
     )
     p.add_argument("--speed", type=float, default=0.2, help="default fractionMaxSpeed (default 0.2)")
     p.add_argument("--motion-timeout", type=float, default=2.0, help="seconds each ALMotion call may take (default 2)")

@@ -135,7 +135,8 @@ def plan_grasp(
         sol = solve(points[name], model, method, initial=q)
         steps.append(GraspStep(name, points[name], tuple(sol.angles), None, bool(sol.reached), float(sol.error)))
         if not sol.reached:
-            why = f"{name}: the hand cannot reach {list(points[name])} (it stays {sol.error * 1e3:.1f} mm away)"
+            where = ", ".join(f"{v:.3f}" for v in points[name])
+            why = f"{name}: the hand cannot reach [{where}] (it stays {sol.error * 1e3:.1f} mm away)"
             return GraspPlan(steps, name, why)
         q = sol.angles
     return GraspPlan(steps, "", "")
