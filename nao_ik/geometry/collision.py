@@ -33,7 +33,7 @@ from ..model.body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PI
 from .scalar.clearance import CAP, KEEP, Clearance, region_rows
 from .scalar.clearance import clearance as scalar_clearance
 from .scalar.clearance import link_points as scalar_link_points
-from .scalar.sweep import hull, overshoots
+from .scalar.sweep import hull, way_box
 from .scalar.swivel import arm as scalar_arm
 
 
@@ -77,6 +77,7 @@ def posture_body(
     other_aim: Sequence[float] | None = None,
     other_fraction: float = 1.0,
     head: tuple[float, float] | None = HEAD_REST,
+    other_earlier: Sequence[tuple] = (),
 ) -> tuple[Capsule, ...]:
     """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is or may go.
 
@@ -87,6 +88,8 @@ def posture_body(
             the other arm is then anywhere on its way (:func:`arm_region`), overshoot included.
         other_fraction: that command's fractionMaxSpeed.
         head: (HeadYaw, HeadPitch), radians (default: standing); None: wherever it may be.
+        other_earlier: (aim, fraction) of the other arm's commands before ``other_aim`` that its joints may still
+            be braking toward (:func:`~nao_ik.geometry.scalar.sweep.way_box`).
 
     Returns:
         The capsules (:func:`nao_ik.model.body.body`, then the other arm's links, part
@@ -101,7 +104,7 @@ def posture_body(
         if other_aim is None:
             shapes = shapes + arm_capsules(model, q)
         else:
-            shapes = shapes + arm_region(model, [q, other_aim], *overshoots(model, q, other_aim, other_fraction))
+            shapes = shapes + arm_region(model, *way_box(model, q, [*other_earlier, (other_aim, other_fraction)]))
     return shapes
 
 

@@ -43,6 +43,7 @@ from .collision import arm_region, clearance
 from .scalar.sweep import (  # noqa: F401  (re-exported)
     ALTERNATIVES,
     BOX_BUDGET,
+    BRAKE,
     OVERSHOOT_CYCLES,
     REACH,
     STEP,
@@ -53,6 +54,7 @@ from .scalar.sweep import (  # noqa: F401  (re-exported)
     hull,
     overshoot,
     overshoots,
+    way_box,
 )
 
 #: ShoulderRoll (outward, radians from the body) tried for the swung-out via postures.
@@ -130,26 +132,29 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
 
 
 def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float], aim_fraction: float,
-                 goal: Sequence[float], body: Sequence[Capsule] | None = None, budget: int = BOX_BUDGET
-                 ) -> Sweep:  # fmt: skip
+                 goal: Sequence[float], body: Sequence[Capsule] | None = None, budget: int = BOX_BUDGET,
+                 earlier: Sequence[tuple] = ()) -> Sweep:  # fmt: skip
     """Whether a command to ``goal`` is safe for an arm that may still be on its way from ``reading`` to ``aim``.
 
     Wherever the arm is on its way (anywhere in the box between ``reading`` and ``aim``, whatever the
     profile and however late the command arrives), each joint may go on past it for the retarget's
     overshoot (:func:`~nao_ik.geometry.scalar.sweep.overshoot` at ``aim_fraction``) before it turns
     toward ``goal``: the box around the three postures, grown by the overshoot on the side the joint was
-    moving, holds every such motion.
+    moving, holds every such motion. ``earlier``: (aim, fraction) of the commands before ``aim`` that a joint
+    may still be braking toward (:func:`way_box`).
     """
-    return _certify(model, [reading, aim, goal], *overshoots(model, reading, aim, aim_fraction), body, 0.0, budget)
+    postures, low, high = way_box(model, reading, [*earlier, (aim, aim_fraction)])
+    return _certify(model, [*postures, goal], low, high, body, 0.0, budget)
 
 
 def sweep_from(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
                way: tuple | None = None, budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
-    """One command's check: from ``start`` (:func:`sweep`), or with ``way`` (reading, aim, aim's fraction: an arm
-    that may still be on its way) from anywhere on that way (:func:`sweep_moving`)."""
+    """One command's check: from ``start`` (:func:`sweep`), or with ``way`` (reading, aim, aim's fraction, and
+    optionally the earlier aims a joint may still brake toward: an arm that may still be on its way) from anywhere
+    on that way (:func:`sweep_moving`)."""
     if way is None:
         return sweep(model, start, goal, fraction, budget=budget)
-    return sweep_moving(model, *way, goal, budget=budget)
+    return sweep_moving(model, way[0], way[1], way[2], goal, budget=budget, earlier=way[3] if len(way) > 3 else ())
 
 
 def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[Sequence[float]], fraction: float,

@@ -25,7 +25,7 @@ import threading
 import time
 
 from ..geometry.scalar.clearance import region_rows
-from ..geometry.scalar.sweep import overshoot
+from ..geometry.scalar.sweep import BRAKE, overshoot
 from ..model.body_data import OTHER_ARM
 
 #: Monotonic seconds where the Python has them (3), else the wall clock (2.7): the clock of
@@ -75,8 +75,10 @@ class Commands(object):
 
     ``box(arm, sensed, asked)``: the postures the arm may take from a reading asked at ``asked`` on
     (each joint between the bounds): the reading and the commands that may still run then (the
-    last one ALMotion took before the reading, unless it had finished by then, and every one it had
-    not taken yet: a later command replaces the earlier one's angles). ``version`` changes with
+    last one ALMotion took before the reading, unless it had finished by then, every one it had
+    not taken yet, and every earlier one whose next command ALMotion took less than its fraction x
+    BRAKE s before the reading: a later command replaces the earlier one's angles, but a joint on its
+    way to them goes on braking toward them). ``version`` changes with
     every command, so a check can tell whether the box it used still holds.
     """
 
@@ -118,8 +120,8 @@ class Commands(object):
             if e.taken_by(asked):
                 last = i
         for i, e in enumerate(sent):
-            if last is not None and i < last and e.taken_by(asked):
-                continue  # replaced by a later command before the reading
+            if last is not None and i < last and sent[i + 1].taken_by(asked - BRAKE * e.fraction):
+                continue  # replaced by the next command before the reading, long enough before for a joint to brake
             if i == last and asked >= e.answered + e.seconds:
                 continue  # finished before the reading: the reading shows where it ended
             over = overshoot(model, e.fraction)

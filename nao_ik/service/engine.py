@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, stream_body, sweep_from, sweep_moving
+from ..geometry.sweep import ARRIVED, BRAKE, Plan, Sweep, first_direct, plan, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
@@ -73,11 +73,25 @@ ROBOT_PROTECTION = "robot collision protection"
 
 class Way(NamedTuple):
     """A moving arm's way (:meth:`Engine.way`): from its reading toward its last command, at that command's
-    fractionMaxSpeed. A command now starts anywhere on it (:func:`nao_ik.geometry.sweep.sweep_moving`)."""
+    fractionMaxSpeed, and toward the earlier commands its joints may still be braking toward ((aim, fraction)
+    each). A command now starts anywhere on it (:func:`nao_ik.geometry.sweep.sweep_moving`)."""
 
     reading: list
     aim: list
     fraction: float
+    earlier: tuple = ()
+
+
+class _Aimed:
+    """A command recorded for an arm: its posture and fraction, its call's future (None where its answer had come
+    when it was recorded, or never will), when its answer was first seen (when ALMotion took it, or later), and
+    whether the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved
+    at rest: :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
+
+    __slots__ = ("aim", "fraction", "future", "seen", "rested")
+
+    def __init__(self, aim: list, fraction: float, future: Any, seen: float | None):
+        self.aim, self.fraction, self.future, self.seen, self.rested = aim, fraction, future, seen, False
 
 
 class Promise(NamedTuple):
@@ -144,12 +158,6 @@ def check_motors(arm: str, names: list, stiffness: list) -> None:
         )
 
 
-def _onward(model: ArmModel, aim: list, fraction: float, goal: list, now: list) -> bool:
-    """Whether a command to ``goal`` is certified with the arm at ``now`` on its way to ``aim`` (at ``fraction``):
-    one check per reading while an arm is waited for, so it is the direct motion's alone."""
-    return sweep_moving(model, model.clamp(now), aim, fraction, goal).clear
-
-
 def left(end: float) -> float:
     """Seconds left until ``end`` (monotonic), at least 0."""
     return max(0.0, end - time.monotonic())
@@ -183,6 +191,9 @@ class Engine:
         # at rest again (a new ALMotion proxy does not tell what the old one ran).
         self._lost: set[str] = set()
         self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
+        # Per arm, its commands whose goal its joints may still head for (the last, and those before it until
+        # BRAKE x their fraction after the next one was taken), oldest first (:meth:`_earlier`).
+        self._aimed_list: dict[str, list[_Aimed]] = {}
         # Commands recorded so far (any arm), and the count each thread's last arm_state saw: a command checked
         # against a body older than the last command is checked again before it goes (:meth:`_send_checked`).
         self._commit = threading.RLock()
@@ -323,7 +334,7 @@ class Engine:
         Raises:
             StoppedOnItsWay: the sequence ends here (the arm stopped short, or the body now bars the rest).
         """
-        for ready in (functools.partial(_onward, model, via, speed, q), None):
+        for ready in (functools.partial(self._onward, model, q), None):
             t1 = time.perf_counter()
             try:
                 way = self.arrive(model, via, job, end, speed, ready)
@@ -334,7 +345,7 @@ class Engine:
             # The body now: the other arm may have moved, or been sent somewhere, since the plan.
             model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
             near = clearance(model, goal, model.body)
-            if near.distance >= MARGIN - 1e-6 and sweep_moving(model, way.reading, way.aim, way.fraction, q).clear:
+            if near.distance >= MARGIN - 1e-6 and sweep_from(model, way.reading, q, speed, way).clear:
                 return model
             if way.reading == way.aim:  # stopped there (the second pass always is): the body says no from there
                 break
@@ -383,7 +394,7 @@ class Engine:
 
             def onward(now: list, model: ArmModel = model, goal: list = goal) -> bool:
                 nonlocal early
-                early = _onward(model, self.aim[model.arm], self._aim_speed.get(model.arm, 1.0), goal, now)
+                early = self._onward(model, goal, now)
                 return early
 
             t0 = time.perf_counter()
@@ -461,6 +472,7 @@ class Engine:
                 return False
         if self._sent_at.get(arm) != sent:
             return False  # sent to meanwhile
+        self._seen_still(arm, rested=True)
         if held:
             self._hold(model, list(start), end)
         return True
@@ -497,20 +509,53 @@ class Engine:
         if (sweep_from(model, start, goal, speed, way) if direct is None else direct).clear:  # from all the way
             return Plan([goal], "", move_seconds(model, start, goal, speed)), way
         route = plan(model, start, goal, speed)
-        if len(route.commands) > 1 and sweep_moving(model, way.reading, way.aim, way.fraction, route.commands[0]).clear:
+        if len(route.commands) > 1 and sweep_from(model, way.reading, route.commands[0], speed, way).clear:
             return route, way
         alt = plan(model, way.aim, goal, speed)  # planned from where the arm is going instead
-        if alt.commands and sweep_moving(model, way.reading, way.aim, way.fraction, alt.commands[0]).clear:
+        if alt.commands and sweep_from(model, way.reading, alt.commands[0], speed, way).clear:
             return alt, way
         return Plan([], MOVING, route.seconds), way
 
     def way(self, model: ArmModel, start: Any) -> Way | None:
-        """The arm's way from its reading ``start`` toward its last command; None when it is still there."""
-        aim = self.aim.get(model.arm)
-        # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm up to 12 mm).
-        if aim is None or apart(aim, start) <= 1e-9:
-            return None
-        return Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0))
+        """The arm's way from its reading ``start`` toward its last command (and the earlier ones it may still be
+        braking toward: :meth:`_earlier`); None when it is at its last command and heads for no other."""
+        with self._commit:
+            aim = self.aim.get(model.arm)
+            earlier = self._earlier(model.arm)
+            # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
+            if aim is None or not earlier and apart(aim, start) <= 1e-9:
+                return None
+            return Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0), earlier)
+
+    def _earlier(self, arm: str) -> tuple:
+        """(aim, fraction) of the arm's commands before its last one that its joints may still head for: a joint
+        retargeted mid-move goes on braking toward its old goal for up to its fraction x BRAKE s after ALMotion
+        took the new command (from when that answer was seen, no earlier than it came; while it has not come,
+        the old goal stays). The caller holds the commit lock."""
+        entries = self._aimed_list.get(arm)
+        if not entries:
+            return ()
+        now = time.monotonic()
+        for e in entries:
+            if e.seen is None and e.future is not None and e.future.isFinished():
+                e.seen = now
+        kept = [e for e, nxt in zip(entries, entries[1:]) if nxt.seen is None or now < nxt.seen + BRAKE * e.fraction]
+        self._aimed_list[arm] = kept + entries[-1:]
+        return tuple((list(e.aim), e.fraction) for e in kept)
+
+    def _seen_still(self, arm: str, rested: bool = False) -> None:
+        """The arm was seen still (no joint moving over STILL a cycle): it brakes toward no earlier command; with
+        ``rested``, proved at rest (:meth:`at_rest`): nor toward its last one once the next comes."""
+        with self._commit:
+            entries = self._aimed_list[arm] = self._aimed_list.get(arm, [])[-1:]
+            if rested and entries:
+                entries[-1].rested = True
+
+    def _onward(self, model: ArmModel, goal: list, now: list) -> bool:
+        """Whether a command to ``goal`` is certified with the arm at the reading ``now`` on its way (:meth:`way`):
+        one check per reading while an arm is waited for, so it is the direct motion's alone."""
+        start = model.clamp(now)
+        return sweep_from(model, start, goal, 1.0, self.way(model, start)).clear
 
     def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True,
                    ready: Callable[[list], bool] | None = None) -> tuple | None:  # fmt: skip
@@ -529,6 +574,7 @@ class Engine:
             # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
             still = still_for(still, now, last)
             if still >= 2:
+                self._seen_still(arm)
                 break
             last = now
             if job.stop.wait(CYCLE):
@@ -562,9 +608,11 @@ class Engine:
             off = apart(now, via)
             still = still_for(still, now, last)
             if still and off <= ARRIVED or still >= 2 and off <= SAG:
+                self._seen_still(model.arm)
                 return Way(list(now), list(now), speed)
             if ready is not None and ready(now):
-                return Way(list(now), list(via), speed)
+                with self._commit:
+                    return Way(list(now), list(via), speed, self._earlier(model.arm))
             # Still since when, counted once ALMotion has taken every command (a command it has not taken yet may
             # still set the arm off).
             taken = still >= 2 and self._sent[model.arm].answered()
@@ -606,7 +654,7 @@ class Engine:
         if failed:
             raise RuntimeError(failed)
         self._sent[arm].add(pending)
-        self._aimed(arm, angles, sent, speed)
+        self._aimed(arm, angles, sent, speed, future=pending.future)
         self.sensed.follow(left(end))  # a reading that shows this command, ready for the arm's next call
 
     def _send_checked(self, model: ArmModel, names: list, q: list, speed: float, end: float, what: str,
@@ -640,16 +688,16 @@ class Engine:
             self.motion.result(pending)
         except RuntimeError as e:
             if not self.motion.failure(pending):  # no answer (timed out, cancelled): it may run
-                self._aim_all(aims, speed, ahead)
+                self._aim_all(aims, speed, ahead, answered=False)
                 self._lost.update(arm for arm, _ in aims)
                 raise NoAnswer(str(e)) from None
             raise
         self._aim_all(aims, speed, ahead)
 
-    def _aim_all(self, aims: list, speed: float, ahead: list | None = None) -> None:
+    def _aim_all(self, aims: list, speed: float, ahead: list | None = None, answered: bool = True) -> None:
         sent = time.monotonic()
         for arm, q in aims:
-            self._aimed(arm, q, sent, speed, ahead)
+            self._aimed(arm, q, sent, speed, ahead, seen=sent if answered else None)
 
     def promise(self, arm: str, points: list, speed: float, lead: bool) -> bool:
         """Tell the other arm's checks that ``arm`` is to be sent ``points`` (a path checked against the body this
@@ -671,12 +719,14 @@ class Engine:
         with self._commit:
             self._ahead.pop(arm, None)
 
-    def _aimed(self, arm: str, angles: Any, sent: float, speed: float, ahead: list | None = None) -> None:
+    def _aimed(self, arm: str, angles: Any, sent: float, speed: float, ahead: list | None = None,
+               future: Any = None, seen: float | None = None) -> None:  # fmt: skip
         """Remember a command to the arm: its posture, when it was sent, its speed.
 
         ``sent`` is taken once the call has gone out (not before): a reading asked later, even by
         another thread, reaches ALMotion after the command (:mod:`nao_ik.service.sensed`'s ``since``).
         ``ahead``: the command was promised (:meth:`promise`; the bodies read since hold it), and these still are.
+        ``future``: its call's, not answered yet; else ``seen``: when its answer came (None: none came).
         """
         with self._commit:
             promised = self._ahead.get(arm)
@@ -691,6 +741,12 @@ class Engine:
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
+            entries = self._aimed_list.setdefault(arm, [])
+            if entries and entries[-1].rested:  # the arm rested since its last command: it brakes toward none
+                entries.clear()
+            self._earlier(arm)  # drops what no longer moves it
+            entries = self._aimed_list.setdefault(arm, [])
+            entries.append(_Aimed(self.aim[arm], speed, future, seen))
 
     def _settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
@@ -723,11 +779,16 @@ class Engine:
         start = model.clamp(current[:5])
         with self._commit:  # the other arm's last command, and how many commands the body then holds
             self._seen.aims = self._aims
+            mine = self._aimed_list.get(arm)
+            if mine and not self._earlier(arm) and apart(mine[-1].aim, start) <= 1e-9:
+                mine[-1].rested = True  # read after it was sent: at it, with nothing else to head for, it rests
             aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
             fraction = self._aim_speed.get(other.arm, 1.0)
+            earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
             promised = self._ahead.get(other.arm)
         if model.body:
-            key = (tuple(current[5:14]), None if aim is None else tuple(aim), fraction)
+            key = (tuple(current[5:14]), None if aim is None else tuple(aim), fraction,
+                   tuple((tuple(a), f) for a, f in earlier))  # fmt: skip
             last = self._bodies.get(arm)
             if last is not None and last[0] == key and last[1] is promised and last[2] is other:
                 return model._replace(body=last[3]), start
@@ -738,8 +799,8 @@ class Engine:
                     other, seen, promised.recent + promised.rest, promised.speed, CYCLE
                 )
             else:  # where it is or on its way to its last command; and the path it streams once it got there
-                moving = aim is not None and apart(aim, seen) > 1e-9
-                body = posture_body(hips, (other, seen), aim if moving else None, fraction, head)
+                moving = aim is not None and (earlier or apart(aim, seen) > 1e-9)
+                body = posture_body(hips, (other, seen), aim if moving else None, fraction, head, earlier)
                 if promised and promised.rest:
                     body += stream_body(other, promised.rest[0], promised.rest, promised.speed, CYCLE, ARRIVED)
             self._bodies[arm] = (key, promised, other, body)

@@ -211,8 +211,9 @@ class _Future:
 
 def test_the_commands_that_may_still_move_an_arm():
     """The box of an arm's postures from a reading on: the reading, the commands ALMotion has not taken yet, the
-    last one it took unless it had finished by the reading; a later command taken replaces an earlier one."""
-    from nao_ik.geometry.scalar.sweep import overshoot
+    last one it took unless it had finished by the reading; a later command taken replaces an earlier one once a
+    joint on its way there has had the time to brake (fraction x BRAKE)."""
+    from nao_ik.geometry.scalar.sweep import BRAKE, overshoot
 
     model = MODELS["LArm"]
     still, first, second = list(model.neutral), [0.1, -0.25, -0.11, -1.29, 0.0], [-0.5, 0.6, -0.4, -0.5, 0.3]
@@ -235,7 +236,10 @@ def test_the_commands_that_may_still_move_an_arm():
     two = commands.add("LArm", second, 0.5, 3.0, _Future(False))
     lo, hi, version = commands.box(model, still, time.monotonic())
     assert version == 2 and holds(lo, hi, first) and holds(lo, hi, second)
-    two.answered = time.monotonic() - 0.1  # both taken before the reading: the second replaced the first
+    two.answered = time.monotonic() - 0.1  # both taken, the second just before the reading: a joint on its way to
+    lo, hi, _ = commands.box(model, still, time.monotonic())  # the first may still be braking toward it
+    assert holds(lo, hi, second) and holds(lo, hi, first)
+    two.answered = time.monotonic() - 0.5 * BRAKE - 0.05  # long enough before it for a joint to stop: replaced
     lo, hi, _ = commands.box(model, still, time.monotonic())
     assert holds(lo, hi, second) and not holds(lo, hi, first)
     asked = two.answered - 0.05  # a reading asked before the second was taken: both may still run from there

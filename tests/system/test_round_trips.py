@@ -82,8 +82,11 @@ def test_reach_with_speed_uses_its_own_speed_and_leaves_the_default(slow):
     pose = slow.ik.getPose("RArm")
     slow.ik.reachToPoseWithSpeed("RArm", pose, 7, "", 0.9)
     assert slow.moves()[-1]["speed"] == pytest.approx(0.9)
+    # Once the right arm stopped: sent while it moved, its reach may still have it braking toward the first
+    # command, where the left arm's path would be checked against that too.
+    slow.wait_still(["RShoulderPitch", "RShoulderRoll", "RElbowYaw", "RElbowRoll", "RWristYaw"])
     t = slow.ik.trackPathWithSpeed("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "", 0.4)
-    assert t["sent"] == 2 and [m["speed"] for m in slow.moves()[-2:]] == [0.4, 0.4]
+    assert t["sent"] == 2 and [m["speed"] for m in slow.moves()[-2:]] == [0.4, 0.4], t["stopped"]
     assert slow.ik.getSpeed() == pytest.approx(0.2)
 
 

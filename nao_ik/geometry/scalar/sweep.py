@@ -44,6 +44,11 @@ CYCLE = 0.02
 #: Cycles a joint retargeted during a move keeps going its old way before it turns (Aldebaran's joint-control
 #: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
 OVERSHOOT_CYCLES = 4
+#: Seconds a joint moving at full speed may take to stop once retargeted (at fraction f: f x BRAKE), going on
+#: toward the goal it had: Aldebaran's "about 4 cycles" at 10 % speed, at a constant deceleration (the
+#: simulated robot's smooth profile: 0.75 s). A command superseded that long ago (from when ALMotion took the
+#: next one) moves the arm no more.
+BRAKE = 0.8
 #: The most postures :func:`certify` checks before it calls a box not certified (a plan then tries smaller
 #: boxes: legs). A larger budget certifies more moves direct, each spared its legs and the waits for the arm at
 #: each via (hundreds of ms); its price is the time spent on the boxes it still cannot decide.
@@ -157,6 +162,20 @@ def overshoots(model, start, aim, fraction):
     low = [o if a < s else 0.0 for s, a, o in zip(start, aim, over)]
     high = [o if a > s else 0.0 for s, a, o in zip(start, aim, over)]
     return low, high
+
+
+def way_box(model, reading, aims):
+    # type: (Any, Sequence[float], Sequence[Tuple[Sequence[float], float]]) -> Tuple[List[List[float]], List[float], List[float]]
+    """(postures, growth below, growth above): the box an arm may be in from ``reading`` on while it may still head
+    for any of ``aims`` ((aim, fraction) each, the last the newest): a joint retargeted while it moved toward an
+    earlier one goes on toward it as it brakes (for up to fraction x BRAKE s), so every such aim bounds the box;
+    past each, the overshoot on the side the joint moved (:func:`overshoots`)."""
+    low, high = [0.0] * 5, [0.0] * 5
+    for aim, fraction in aims:
+        lo, hi = overshoots(model, reading, aim, fraction)
+        low = [max(a, b) for a, b in zip(low, lo)]
+        high = [max(a, b) for a, b in zip(high, hi)]
+    return [list(reading)] + [list(aim) for aim, _ in aims], low, high
 
 
 def hull(postures, grow_low=None, grow_high=None):

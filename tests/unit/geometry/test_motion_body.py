@@ -543,6 +543,34 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
         ik.arrive(arm_model("LArm"), [0.5, 0.3, -1.0, -0.5, 0.0], None, time.monotonic() + 0.5, 0.2)
 
 
+#: The left arm at rest at the first posture, sent at full speed to the second and, 0.3 s later, back to where it
+#: is then (the joints moving toward the second reverse: under a smooth profile each brakes first, going on toward
+#: it), and at once to the third: the third's motion, checked from the arm's way to the command it was sent last
+#: alone, took the hand into the head.
+REVERSED = ([-0.7154, 0.8833, -0.4932, -0.1415, 0.0], [-0.3399, -0.1412, 1.8729, -0.3524, 0.0],
+            [-1.7232, 0.6626, -0.8967, -0.1164, 0.0])  # fmt: skip
+
+
+def test_a_command_after_a_reversal_is_checked_from_where_the_arm_may_still_brake_to(awake):
+    """A joint retargeted mid-move goes on braking toward the goal it had (for up to its fraction x BRAKE s after
+    ALMotion took the new command): a command sent then is checked from every goal the arm may still head for.
+    REVERSED's third reach waits (or goes by another way); the robot's protection stops nothing."""
+    rest, first, third = REVERSED
+    names = list(arm_model("LArm").names)
+    awake.ik.setSpeed(0.5)
+    assert awake.ik.reachToPose("LArm", nao_ik.forward_pose(rest, "LArm"), 63, "")["moved"]
+    awake.wait_still(names, 10)
+    t0 = time.monotonic()
+    assert awake.ik.reachToPoseWithSpeed("LArm", nao_ik.forward_pose(first, "LArm"), 63, "", 1.0)["commands"] == 1
+    time.sleep(max(0.0, t0 + 0.3 - time.monotonic()))
+    back = awake.motion.getAngles(names, True)
+    assert awake.ik.reachToPoseWithSpeed("LArm", nao_ik.forward_pose(back, "LArm"), 63, "", 1.0)["moved"]
+    got = awake.ik.reachToPoseWithSpeed("LArm", nao_ik.forward_pose(third, "LArm"), 63, "", 1.0)
+    assert got["moved"], got
+    awake.wait_still(names, 10)
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_way(awake, monkeypatch):
     """A reach sent while the arm is on its way to the last one, whose motion is not certified from all of that
     way: the service waits, and sends as soon as the motion is certified from where the arm is on the rest of

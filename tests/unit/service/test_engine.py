@@ -20,7 +20,7 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik._sent["LArm"].answered.return_value = answered
     ik.motion = mocker.Mock(timeout=1.0)
     ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
-    ik._lost = set()
+    ik._lost, ik._commit, ik._aimed_list = set(), threading.RLock(), {}
     ik.aim, ik._aim_speed = {"LArm": list(THERE)}, {}
     ik._sent_at = {"LArm": time.monotonic() - sent_ago}
     return ik
@@ -43,7 +43,7 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     assert not _engine(mocker, setting_off).at_rest(model, HERE, end)
     held = _engine(mocker, still)  # the robot's protection holds it short: it may let go
     held.motion.call.return_value = "collision"
-    held.send, held._commit = mocker.Mock(), threading.RLock()
+    held.send = mocker.Mock()
     assert held.at_rest(model, HERE, end)
     held.send.assert_called_once_with("LArm", list(model.names), HERE, HOLD_SPEED, end)
     moving = _engine(mocker, setting_off)
@@ -64,7 +64,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
     ik._lost, ik.aim, ik._sent_at, ik._aim_speed = set(), {}, {}, {}
-    ik._commit, ik._aims, ik._seen, ik._ahead = threading.RLock(), 0, threading.local(), {}
+    ik._commit, ik._aims, ik._seen, ik._ahead, ik._aimed_list = threading.RLock(), 0, threading.local(), {}, {}
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
@@ -145,7 +145,7 @@ def _reading_right_at(mocker, right: list) -> Engine:
     ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
     ik.sensed = mocker.Mock()
     ik.sensed.read_timed.return_value = ([0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
-    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik._commit, ik._aims, ik._seen, ik._aimed_list = threading.RLock(), 0, threading.local(), {}
     ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
     ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
     return ik
