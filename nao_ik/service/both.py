@@ -2,9 +2,10 @@
 
 Each arm's answer goes through the same checks as every command (:meth:`Engine.command`: finite, clamped
 into the robot's limits); the pair is checked against the body and each arm against the other where it
-starts and where it ends, still and moving; where an arm still on its way to an earlier command has no safe
-motion from somewhere on that way, from where both arms stop. Where the direct motions may meet at some
-timing, the arms go in legs along their straight lines, each leg sent once both arrived.
+starts and where it ends, still and moving. That check holds each arm where it starts: where an arm may still be
+on its way to an earlier command (or braking toward one), both are judged from where they stop, once at rest
+(:meth:`Engine.at_rest`). Where the direct motions may meet at some timing, the arms go in legs along their
+straight lines, each leg sent once both arrived.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..model.arm import ARMS
 from ..model.body import OTHER_ARM as OTHER_PART
 from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
-from .engine import Engine, NoAnswer, apart, left
+from .engine import MOVING, Engine, NoAnswer, apart, left
 from .jobs import Job
 from .link import first_line
 from .reach import DEFAULT_METHOD, position_method
@@ -43,24 +44,31 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
     methods = tuple(target_method(a["method"], len(t)) for t in targets)
     with engine.held(ARMS, job, end):
         states = [engine.arm_state(arm, motors=True, end=end) for arm in ARMS]
-        for fresh in (False, True):
-            # Each arm's body without the other arm where it is now: the pair's check (PAIR_CHECK) has the
-            # other arm where it starts and where it ends, since both move at once.
-            models = tuple(m._replace(body=tuple(c for c in m.body if c.part != OTHER_PART)) for m, _ in states)
-            pair = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
-            # Each arm through the same checks as every command (finite, clamped into the robot's limits),
-            # then one setAngles of the ten joints.
-            checked = [
-                engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed, still=fresh)
-                for m, (_, start), ans, arm, t in zip(models, states, (pair.left, pair.right), ARMS, targets)
-            ]
-            if fresh or all(c.commands or engine.way(m, start) is None for c, (m, start) in zip(checked, states)):
-                break
-            # No safe motion from somewhere on an arm's way to an earlier command (or in a reading older than
-            # its arrival): judged again from where both arms stop, read now.
-            for m, _ in states:
-                engine.wait_still(m, job, end, f"reachBoth: {m.arm}", state=False)
+        still = all(engine.way(m, start) is None for m, start in states)
+        if not still:
+            # The pair's check holds each arm where it starts: an arm that may still be on its way to an earlier
+            # command (or braking toward one) is judged from where it stops, read now, once at rest there.
+            while True:
+                for m, _ in states:
+                    engine.wait_still(m, job, end, f"reachBoth: {m.arm}", state=False)
+                states = [engine.arm_state(arm, motors=True, end=end, fresh=True) for arm in ARMS]
+                moving = [m.arm for m, start in states if engine.way(m, start) and not engine.at_rest(m, start, end)]
+                if not moving:
+                    break
+                if time.monotonic() > end:
+                    raise RuntimeError(f"reachBoth: {' and '.join(moving)}: {MOVING}, past the call's budget; "
+                                       "nothing sent")  # fmt: skip
             states = [engine.arm_state(arm, motors=True, end=end, fresh=True) for arm in ARMS]
+        # Each arm's body without the other arm where it is now: the pair's check (PAIR_CHECK) has the other arm
+        # where it starts and where it ends, since both move at once.
+        models = tuple(m._replace(body=tuple(c for c in m.body if c.part != OTHER_PART)) for m, _ in states)
+        pair = solve_both(*targets, models, methods, (states[0][1], states[1][1]), check=PAIR_CHECK)
+        # Each arm through the same checks as every command (finite, clamped into the robot's limits), then one
+        # setAngles of the ten joints.
+        checked = [
+            engine.command(m, ans.angles, start, False, end, f"reachBoth {arm} {list(t)}", speed, still=not still)
+            for m, (_, start), ans, arm, t in zip(models, states, (pair.left, pair.right), ARMS, targets)
+        ]
         names = list(models[0].names) + list(models[1].names)
         angles = checked[0].angles + checked[1].angles
         legs = [(checked[0].angles, checked[1].angles)]

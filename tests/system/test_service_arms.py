@@ -93,6 +93,35 @@ def test_reach_both_right_after_a_reach_waits_for_the_moving_arm_and_moves(awake
     assert awake.stub.getViolations() == []
 
 
+#: The right arm at the first posture, the left at the second; the right arm sent at full speed to the third and,
+#: 0.3 s later, reachBoth with the left arm to the fourth and the right arm back to where it is then: the pair's
+#: check, from where the arms were read, let the right arm on its way to the third go where the left arm went.
+ON_ITS_WAY_BOTH = ([0.168, -1.0039, 1.0344, 1.3398, 0.0], [0.8661, 0.1589, -0.0714, -0.7709, 0.1913],
+                   [0.0038, -0.0363, -0.068, 1.0759, 0.0], [0.6833, 0.0665, -0.562, -1.1557, 0.0])  # fmt: skip
+
+
+def test_reach_both_while_an_arm_is_on_its_way_is_judged_from_where_it_stops(awake):
+    """reachBoth while the right arm is still on its way to an earlier command (and braking toward it): the pair's
+    check holds each arm where it starts, so both arms are judged from where they stop; the robot's protection
+    stops nothing (it did where the pair was judged from the reading)."""
+    right_at, left_at, right_goes, left_goal = ON_ITS_WAY_BOTH
+    left, right = arm_model("LArm"), arm_model("RArm")
+    names = list(left.names) + list(right.names)
+    awake.ik.setSpeed(0.5)
+    assert awake.ik.reachToPose("RArm", nao_ik.forward_pose(right_at, "RArm"), 63, "")["moved"]
+    awake.wait_still(names[5:], 10)
+    assert awake.ik.reachToPose("LArm", nao_ik.forward_pose(left_at, "LArm"), 63, "")["moved"]
+    awake.wait_still(names, 10)
+    t0 = time.monotonic()
+    assert awake.ik.reachToPoseWithSpeed("RArm", nao_ik.forward_pose(right_goes, "RArm"), 63, "", 1.0)["moved"]
+    time.sleep(max(0.0, t0 + 0.3 - time.monotonic()))
+    back = nao_ik.forward_pose(awake.motion.getAngles(names[5:], True), "RArm")
+    got = awake.ik.reachBothWithSpeed(nao_ik.forward_pose(left_goal, "LArm"), back, "", 1.0)
+    awake.wait_still(names, 10)
+    assert got["moved"] or got["collision"], got
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
+
+
 def test_reach_both_after_an_arm_stopped_short_of_its_command_moves_from_where_it_rests(awake):
     """reachBoth once an arm rests far short of its last command (something held it where it was, long enough
     ago that it will not set off again): judged from where it rests, and made, where the motion from anywhere
