@@ -22,11 +22,11 @@ from ..geometry.collision import clearance
 from ..geometry.sweep import ARRIVED, stream_regions, sweep_region
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ArmModel, arm_model
-from ..model.body import MARGIN
+from ..model.body import MARGIN, OTHER_ARM
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MET, MOVING, Engine, NoAnswer, StoppedOnItsWay, apart
+from .engine import CYCLE, MET, MOVING, STREAMED, Engine, NoAnswer, StoppedOnItsWay, apart
 from .jobs import Job, Stopped
 from .link import first_line
 from .reach import position_method
@@ -40,6 +40,11 @@ PATH_COMPUTE_BUDGET = 0.1
 PATH_POINT_BUDGET = CYCLE + 0.02
 #: A path checked again at most this many times where the other arm was sent something while it was checked.
 PROMISES = 3
+#: While a path streams, every this many points the head and the hips are read again (another client may move
+#: them: the body the path was checked against is not the robot's any more) (:func:`_body_now`).
+BODY_EVERY = 5
+#: Metres a part of the head or hips may move unchecked (its sensed angles' noise; every margin is larger).
+BODY_MOVED = 0.001
 
 
 def sending(a: dict, budget: float) -> float:
@@ -152,7 +157,10 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
     slowed, jump_vias, failed = [], [], ""
     blocked_at = _sendable(safe, blocked)
+    streamed = 0
     for k in range(sent, blocked_at):
+        if k >= blocked_at:  # the body moved meanwhile (below): the rest is not sent
+            break
         q = safe[k]
         if k in slow and k > 0:
             way, failed = _arrived(engine, model, safe[k - 1], job, end, speed)
@@ -177,6 +185,13 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 break
             done = time.monotonic()
             continue
+        streamed += 1
+        if model.body and streamed % BODY_EVERY == 0:
+            model, moved = _body_now(engine, arm, model, safe, k, speed, end)
+            if moved is not None:
+                blocked, blocked_at = moved, moved[0]
+                if k >= blocked_at:
+                    break
         # One command per ALMotion cycle: the next one a cycle (20 ms) after ALMotion took the
         # last one, so a late command is never followed by one within the same cycle. A stop
         # request ends the wait at once.
@@ -202,6 +217,35 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     answer["slowed"] = slowed
     answer["slowedVia"] = jump_vias  # the swung-out legs sent before a slowed jump's point
     return answer
+
+
+def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, speed: float, end: float) -> tuple:
+    """(the model the rest of the path is checked against, None or (index of the first point not to send, why)):
+    the head and the hips read now (another client may move them while a path streams); where the body they give
+    is more than BODY_MOVED away from ``model``'s, the path from point ``k`` checked again against it, from the
+    arm's reading through the STREAMED points sent last."""
+    now, start = engine.arm_state(arm, motors=False, end=end)
+    if not _moved(_fixed(now.body), _fixed(model.body)):
+        return model, None
+    back = max(0, k - STREAMED)
+    again = _blocked(engine, now, start, path[back:], speed, False, lambda j: None)
+    if again is None:
+        return now, None
+    at = max(k, back + again[0])
+    return now, (at, f"collision: the head or the hips moved while the path streamed; from there the motion to "
+                     f"point {back + again[0]} may meet the body")  # fmt: skip
+
+
+def _fixed(body: tuple) -> tuple:
+    """The body's parts other than the other arm (its head and hips as read)."""
+    return tuple(c for c in body if c.part != OTHER_ARM)
+
+
+def _moved(now: tuple, then: tuple) -> bool:
+    """Whether a capsule of ``now`` is more than BODY_MOVED from its place in ``then`` (the same parts)."""
+    if len(now) != len(then):
+        return True
+    return any(math.dist(p, q) > BODY_MOVED for a, b in zip(now, then) for p, q in ((a.a, b.a), (a.b, b.b)))
 
 
 def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, speed: float) -> tuple:

@@ -225,3 +225,24 @@ def test_a_path_whose_arm_stays_short_of_its_first_point_stops_there_at_once_and
     assert "LArm stopped" in r["stopped"] and "short of the posture it was sent to" in r["stopped"], r["stopped"]
     assert took < 3.0, took  # the path's budget is over 10 s
     assert [m["angles"] for m in awake.moves()[before:]][1:] == held  # the first point, then the hold: no more
+
+
+def test_a_path_stops_where_the_head_another_client_moved_would_be_in_its_way(awake):
+    """A path streamed up in front of the face; early on another ALMotion client pitches the head down, into the
+    path's later points. The path, checked against the head where it was, is checked again against the head where
+    it is now (every BODY_EVERY points) and stops before the head; the robot's protection stops nothing."""
+    from nao_ik.service.paths import BODY_EVERY
+
+    left = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
+    points = [[0.14, 0.02, float(z)] for z in np.linspace(0.08, 0.24, 120)]
+    awake.ik.setSpeed(0.5)
+    awake.ik.reachToWithArm("LArm", *points[0], "")
+    awake.wait_still(left)
+    job = awake.ik.trackPathWithSpeed("LArm", points, "analytic", 0.5, _async=True)
+    time.sleep(0.3)
+    awake.motion.setAngles(["HeadYaw", "HeadPitch"], [0.0, 0.5], 0.3)  # another client looks down
+    answer = job.value(30000)
+    assert 0 < answer["sent"] < len(points) and not answer["completed"], answer
+    assert answer["stopped"].startswith("collision: the head or the hips moved while the path streamed"), answer
+    assert BODY_EVERY <= answer["sent"]
+    assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
