@@ -29,7 +29,7 @@ from ..kinematics.chain import chain
 from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
 from ..model.body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
-from ..model.body_data import HAND_REACH, HEAD_REST, SHOULDER_BACK, STAND_HIP_PITCH
+from ..model.body_data import HAND_REACH, HEAD_REST, LEGS_REST, SHOULDER_BACK, STAND_HIP_PITCH
 from .scalar.clearance import CAP, KEEP, Clearance, region_rows
 from .scalar.clearance import clearance as scalar_clearance
 from .scalar.clearance import link_points as scalar_link_points
@@ -78,6 +78,7 @@ def posture_body(
     other_fraction: float = 1.0,
     head: tuple[float, float] | None = HEAD_REST,
     other_earlier: Sequence[tuple] = (),
+    legs: tuple = LEGS_REST,
 ) -> tuple[Capsule, ...]:
     """The body at the robot's posture: the thighs at their HipPitch, the other arm where it is or may go.
 
@@ -90,15 +91,16 @@ def posture_body(
         head: (HeadYaw, HeadPitch), radians (default: standing); None: wherever it may be.
         other_earlier: (aim, fraction) of the other arm's commands before ``other_aim`` that its joints may still
             be braking toward (:func:`~nao_ik.geometry.scalar.sweep.way_box`).
+        legs: (LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll), radians (default: standing).
 
     Returns:
         The capsules (:func:`nao_ik.model.body.body`, then the other arm's links, part
         :data:`~nao_ik.model.body.OTHER_ARM`).
     """
-    if hip_pitch is None and head == HEAD_REST:
+    if hip_pitch is None and head == HEAD_REST and tuple(legs) == LEGS_REST:
         shapes = BODY
     else:
-        shapes = body(*(hip_pitch or (STAND_HIP_PITCH, STAND_HIP_PITCH)), head=head)
+        shapes = body(*(hip_pitch or (STAND_HIP_PITCH, STAND_HIP_PITCH)), head=head, legs=tuple(legs))
     if other is not None:
         model, q = other
         if other_aim is None:

@@ -20,6 +20,7 @@ from .body_data import (  # noqa: F401  (the numbers, re-exported under their ol
     HEAD_REST,
     HIP_Y,
     HIP_Z,
+    LEGS_REST,
     LINK_ROWS,
     MARGIN,
     NAMES,
@@ -79,13 +80,13 @@ def thigh(side: float, hip_pitch: float = STAND_HIP_PITCH) -> Capsule:
 
 
 def body(left_hip_pitch: float = STAND_HIP_PITCH, right_hip_pitch: float = STAND_HIP_PITCH,
-         head: tuple[float, float] | None = HEAD_REST) -> tuple[Capsule, ...]:  # fmt: skip
-    """NAO's body (both arms share it), thighs at the given HipPitch, the head at (HeadYaw, HeadPitch) or, None,
-    wherever it may be.
+         head: tuple[float, float] | None = HEAD_REST, legs: tuple = LEGS_REST) -> tuple[Capsule, ...]:  # fmt: skip
+    """NAO's body (both arms share it), thighs at the given HipPitch (and ``legs``: LHipYawPitch, LHipRoll,
+    RHipYawPitch, RHipRoll), the head at (HeadYaw, HeadPitch) or, None, wherever it may be.
 
     The shapes: :func:`nao_ik.model.body_data.body_rows` (torso, head, hips, thighs; their sizes and sources there).
     """
-    return tuple(Capsule(*row) for row in body_rows(left_hip_pitch, right_hip_pitch, head))
+    return tuple(Capsule(*row) for row in body_rows(left_hip_pitch, right_hip_pitch, head, legs))
 
 
 #: The body at the standing posture.

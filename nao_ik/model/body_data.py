@@ -68,6 +68,15 @@ THIGH_RADIUS = 0.050
 #: The pelvis (the stub's pelvis: the mesh, x -59.4..23.9 about the hip joints, z -100.3..-41.7): the hips' capsule
 #: across between the hip joints is centred at the mesh's middle in x, its radius 42 reaching x -59.75 behind.
 PELVIS_X, PELVIS_RADIUS = -0.01775, 0.042
+#: The farthest point of the hips' capsule half on a leg's side from that leg's hip joint (its axis runs from the
+#: middle to PELVIS_X behind the joint): what a HipYawPitch turn about the joint moves it by, per radian.
+PELVIS_REACH = math.hypot(PELVIS_X, HIP_Y) + PELVIS_RADIUS
+#: LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll of the standing posture.
+LEGS_REST = (0.0, 0.0, 0.0, 0.0)
+#: The joints whose sensed angles place the body's parts (the service and the robot runtime read them with the
+#: arms'): the hips' pitch, the head, then the legs' other hip joints (:func:`body_rows`' arguments in order).
+BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch", "LHipYawPitch", "LHipRoll", "RHipYawPitch",
+               "RHipRoll"]  # fmt: skip
 #: The chest's sides (NAO_ARM.md gives no width; the stub's "chest sides", the mesh's: x -43.1..45.6, y +-65.4,
 #: z 23.6..93.9, a box rounded by 15, its flat core z 38.6..78.9), which an upper arm hanging or rolled in meets
 #: and the torso's capsule (y +-58) misses: a vertical capsule each side, at the box's middle in x, from z 39 to 79,
@@ -111,18 +120,22 @@ OTHER_ARM = "other arm"
 NAMES = PARTS + (OTHER_ARM,)
 
 
-def thigh_row(side, hip_pitch=STAND_HIP_PITCH):
-    # type: (float, float) -> tuple
-    """The thigh of one leg (side +1 left, -1 right) at a HipPitch (HipYawPitch and HipRoll 0), as a row.
+def thigh_row(side, hip_pitch=STAND_HIP_PITCH, yaw_pitch=0.0, roll=0.0):
+    # type: (float, float, float, float) -> tuple
+    """The thigh of one leg (side +1 left, -1 right) at a HipPitch, HipYawPitch and HipRoll, as a row.
 
-    HipPitch turns about y: the knee is at hip + Ry(hip_pitch) (0, 0, -THIGH_LENGTH).
+    HipPitch turns about y: the knee is at hip + Ry(hip_pitch) (0, 0, -THIGH_LENGTH). HipYawPitch and HipRoll
+    turn the thigh further about axes through the hip joint (naoV50.urdf: the three hip joints share their
+    origin): a turn by an angle a moves a point at distance d from the hip by at most a x d, so the capsule at
+    HipPitch alone, its radius grown by (|yaw_pitch| + |roll|) x THIGH_LENGTH, holds the thigh wherever they put
+    it (exact at 0, the standing legs).
 
     Returns:
-        ("thighs", hip, knee, THIGH_RADIUS).
+        ("thighs", hip, knee, radius).
     """
     hip = (0.0, side * HIP_Y, HIP_Z)
     knee = (hip[0] - math.sin(hip_pitch) * THIGH_LENGTH, hip[1], hip[2] - math.cos(hip_pitch) * THIGH_LENGTH)
-    return ("thighs", hip, knee, THIGH_RADIUS)
+    return ("thighs", hip, knee, THIGH_RADIUS + (abs(yaw_pitch) + abs(roll)) * THIGH_LENGTH)
 
 
 #: The head (NAO_ARM.md, "The real robot's shape"): a capsule of HEAD_RADIUS across the head's y axis,
@@ -155,8 +168,8 @@ def head_row(head=None):
 HEAD_REST = (0.0, 0.0)
 
 
-def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, head=HEAD_REST):
-    # type: (float, float, tuple | None) -> tuple
+def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, head=HEAD_REST, legs=LEGS_REST):
+    # type: (float, float, tuple | None, tuple) -> tuple
     """NAO's body as rows (part, a, b, radius), thighs at the given HipPitch (both arms share it).
 
     - torso: a vertical capsule of 58 mm radius on the torso's axis, its
@@ -171,12 +184,15 @@ def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, h
     - head: :func:`head_row` at (HeadYaw, HeadPitch) ``head``, or holding
       every head posture where ``head`` is None.
     - hips: the pelvis as a capsule across between the two hip joints,
-      PELVIS_X behind them, radius PELVIS_RADIUS (pelvis mesh x -59.4..23.9).
+      PELVIS_X behind them, radius PELVIS_RADIUS (pelvis mesh x -59.4..23.9);
+      each half turns with its leg's HipYawPitch about its hip joint: the
+      radius grown by the larger |HipYawPitch| x PELVIS_REACH holds it.
     - thighs: :func:`thigh_row` of each leg.
 
     Args:
         left_hip_pitch, right_hip_pitch: LHipPitch and RHipPitch, radians.
         head: (HeadYaw, HeadPitch), radians; None: not known (every head posture).
+        legs: (LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll), radians (LEGS_REST: 0, standing).
 
     Returns:
         Seven rows: torso, the chest's left and right sides (part "torso"), head, hips, left thigh, right thigh.
@@ -187,7 +203,12 @@ def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, h
         ("torso", (x, y, CHEST_SIDE_Z[0]), (x, y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
         ("torso", (x, -y, CHEST_SIDE_Z[0]), (x, -y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
         head_row(head),
-        ("hips", (PELVIS_X, -HIP_Y, HIP_Z), (PELVIS_X, HIP_Y, HIP_Z), PELVIS_RADIUS),
-        thigh_row(1.0, left_hip_pitch),
-        thigh_row(-1.0, right_hip_pitch),
+        (
+            "hips",
+            (PELVIS_X, -HIP_Y, HIP_Z),
+            (PELVIS_X, HIP_Y, HIP_Z),
+            PELVIS_RADIUS + max(abs(legs[0]), abs(legs[2])) * PELVIS_REACH,
+        ),
+        thigh_row(1.0, left_hip_pitch, legs[0], legs[1]),
+        thigh_row(-1.0, right_hip_pitch, legs[2], legs[3]),
     )

@@ -34,7 +34,7 @@ import threading
 import qi
 
 from ..geometry.scalar.clearance import clearance
-from ..model.body_data import MARGIN, body_rows
+from ..model.body_data import BODY_JOINTS, MARGIN, body_rows
 from ..service.methods import publish
 from . import checks
 from .arms import MODELS
@@ -43,7 +43,6 @@ from .other import KEEP, Commands, rows, run_time
 from .solve import EPS, distance, forward, motion, other_direct, solve
 
 #: The joints that place the body's thighs (HipPitch) and head, read with the arms.
-BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
 
 DEFAULT_SPEED = 0.2
 #: Seconds one call of the service may take, from its arrival to its command (waiting for the arm included).
@@ -214,10 +213,10 @@ class NaoArmIK(object):
             if stiff is not None:
                 stiff.future.cancel()
             raise RuntimeError("%s; nothing sent" % first_line(e))
-        current, stiffness = _floats(current, 14), _floats(stiffness, 5 if move else 0)
+        current, stiffness = _floats(current, 10 + len(BODY_JOINTS)), _floats(stiffness, 5 if move else 0)
         if current is None or not (model.within_limits(current[:5], 1e6) and other.within_limits(current[5:10], 1e6)
                                    and all(abs(q) < 4.0 for q in current[10:])):  # fmt: skip
-            raise RuntimeError("ALMotion.getAngles answered something else than 14 angles for %s, %s, the hips and "
+            raise RuntimeError("ALMotion.getAngles answered something else than 18 angles for %s, %s, the legs and "
                                "the head; nothing sent" % (arm, OTHER[arm]))  # fmt: skip
         if stiffness is None:
             raise RuntimeError("ALMotion.getStiffnesses answered something else than 5 numbers for %s; nothing sent"
@@ -234,7 +233,8 @@ class NaoArmIK(object):
         (:mod:`nao_ik.robot.other`), and the version of its commands."""
         other = MODELS[OTHER[arm]]
         lo, hi, version = self._commands.box(other, sensed, asked)
-        return body_rows(posture[0], posture[1], (posture[2], posture[3])) + rows(other, lo, hi), version
+        standing = body_rows(posture[0], posture[1], (posture[2], posture[3]), tuple(posture[4:8]))
+        return standing + rows(other, lo, hi), version
 
     @qi.nobind
     def _answer(self, arm, target, method, speed, move, end):

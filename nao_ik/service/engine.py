@@ -25,6 +25,7 @@ from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
+from ..model.body_data import BODY_JOINTS
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
@@ -33,7 +34,6 @@ from .sensed import SensedCache
 CYCLE = 0.02  # ALMotion's control period, seconds
 #: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
 OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
-BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch"]
 #: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
 STILL = 5e-4
 #: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
@@ -787,20 +787,20 @@ class Engine:
             earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
             promised = self._ahead.get(other.arm)
         if model.body:
-            key = (tuple(current[5:14]), None if aim is None else tuple(aim), fraction,
+            key = (tuple(current[5:18]), None if aim is None else tuple(aim), fraction,
                    tuple((tuple(a), f) for a, f in earlier))  # fmt: skip
             last = self._bodies.get(arm)
             if last is not None and last[0] == key and last[1] is promised and last[2] is other:
                 return model._replace(body=last[3]), start
             seen = other.clamp(current[5:10])
-            hips, head = (current[10], current[11]), (current[12], current[13])
+            hips, head, legs = (current[10], current[11]), (current[12], current[13]), tuple(current[14:18])
             if promised and promised.rest and not promised.lead:  # streaming a path: anywhere on the rest of it
-                body = posture_body(hips, None, head=head) + stream_body(
+                body = posture_body(hips, None, head=head, legs=legs) + stream_body(
                     other, seen, promised.recent + promised.rest, promised.speed, CYCLE
                 )
             else:  # where it is or on its way to its last command; and the path it streams once it got there
                 moving = aim is not None and (earlier or apart(aim, seen) > 1e-9)
-                body = posture_body(hips, (other, seen), aim if moving else None, fraction, head, earlier)
+                body = posture_body(hips, (other, seen), aim if moving else None, fraction, head, earlier, legs)
                 if promised and promised.rest:
                     body += stream_body(other, promised.rest[0], promised.rest, promised.speed, CYCLE, ARRIVED)
             self._bodies[arm] = (key, promised, other, body)

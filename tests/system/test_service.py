@@ -1,6 +1,7 @@
 """NaoArmIK end to end over real libqi: robot session + stub ALMotion, service session, user session."""
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -157,6 +158,25 @@ def test_after_rest_and_wake_up_the_arm_tracks_and_reaches_again(awake):
     assert hold["names"] == names and hold["angles"] == rest and hold["speed"] == HOLD_SPEED, hold
     s.wait_still(names)
     assert s.ik.reachTo(0.15, 0.10, 0.05, "")["moved"]
+    assert s.stub.getCollisionStops() == [] and s.stub.getViolations() == []
+
+
+def test_a_leg_another_client_rolled_out_is_part_of_the_body(awake):
+    """Another client rolls the left leg out (LHipRoll 0.5): a reach low by the left hip keeps clear of the thigh
+    where it is now (refused, or an answer clear of it); the robot's protection stops nothing."""
+    s = awake
+    s.motion.setAngles(["LHipRoll"], [0.5], 0.5)
+    end = time.monotonic() + 5
+    while abs(s.motion.getAngles(["LHipRoll"], True)[0] - 0.5) > 1e-3:
+        assert time.monotonic() < end, "the leg did not get there"
+        time.sleep(0.02)
+    try:
+        got = s.ik.reachTo(0.05, 0.12, -0.10, "")
+    except RuntimeError as e:
+        assert "thighs" in str(e) and "nothing sent" in str(e), e
+    else:
+        assert not got["reached"] or got["moved"], got
+    s.wait_still(["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"])
     assert s.stub.getCollisionStops() == [] and s.stub.getViolations() == []
 
 

@@ -258,3 +258,50 @@ def test_the_hands_shape_holds_the_fingers_at_every_opening(opening):
                 angle += down * bend
                 p = p + 0.014 * np.array([np.cos(angle), 0.0, -np.sin(angle)])
     assert far <= radius, f"a phalanx reaches {1e3 * far:.1f} mm from the hand's axis at opening {opening:g}"
+
+
+def _turn(axis, angle: float) -> np.ndarray:
+    """The rotation matrix by ``angle`` about the unit ``axis`` (Rodrigues)."""
+    k = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return np.eye(3) + np.sin(angle) * kx + (1.0 - np.cos(angle)) * kx @ kx
+
+
+def test_the_thighs_and_hips_hold_the_legs_turned_by_hip_yaw_pitch_and_hip_roll():
+    """Another client may turn the legs (HipYawPitch, HipRoll): the service reads them and the thighs' and hips'
+    capsules grow to hold every point of the turned thigh and pelvis half (the joints' axes through the hip, as in
+    naoV50.urdf: HipYawPitch about (0, 1, -1) on the left, (0, 1, 1) on the right, then HipRoll about x, HipPitch
+    about y). Checked on the capsules' own surface points, turned, at random angles within the joints' ranges."""
+    from nao_ik.model.body_data import HIP_Y, HIP_Z, PELVIS_RADIUS, PELVIS_X, THIGH_LENGTH, THIGH_RADIUS, body_rows
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        pitch = rng.uniform(-1.5, 0.48, 2)
+        legs = (rng.uniform(-1.14, 0.74), rng.uniform(-0.38, 0.79), 0.0, rng.uniform(-0.79, 0.38))
+        legs = (legs[0], legs[1], legs[0], legs[3])  # one motor turns both HipYawPitch joints
+        rows = {(part, round(a[1], 3)): (np.array(a), np.array(b), r) for part, a, b, r in body_rows(*pitch, legs=legs)
+                if part in ("thighs", "hips")}  # fmt: skip
+        for side, yp, roll, hp in ((1.0, legs[0], legs[1], pitch[0]), (-1.0, legs[2], legs[3], pitch[1])):
+            hip = np.array([0.0, side * HIP_Y, HIP_Z])
+            turn = _turn([0.0, 1.0, -side], yp)
+            whole = turn @ _turn([1.0, 0.0, 0.0], roll) @ _turn([0.0, 1.0, 0.0], hp)
+            # The standing thigh's capsule surface (hip to knee, THIGH_RADIUS), turned as the leg is.
+            u = rng.normal(size=(200, 3))
+            u *= THIGH_RADIUS / np.linalg.norm(u, axis=1)[:, None]
+            axis_pts = np.outer(rng.uniform(0, 1, 200), [0.0, 0.0, -THIGH_LENGTH])
+            pts = hip + (axis_pts + u) @ whole.T
+            a, b, r = rows[("thighs", round(side * HIP_Y, 3))]
+            assert _to_segment(pts, a, b).max() <= r + 1e-12
+            # This leg's half of the pelvis, turned by HipYawPitch about its hip joint.
+            half = np.outer(rng.uniform(0, 1, 200), [0.0, side * HIP_Y, 0.0]) + [PELVIS_X, 0.0, HIP_Z]
+            u = rng.normal(size=(200, 3))
+            u *= PELVIS_RADIUS / np.linalg.norm(u, axis=1)[:, None]
+            pts = hip + (half + u - hip) @ turn.T
+            a, b, r = rows[("hips", round(-HIP_Y, 3))]
+            assert _to_segment(pts, a, b).max() <= r + 1e-12
+
+
+def _to_segment(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    d = b - a
+    t = np.clip((p - a) @ d / (d @ d), 0.0, 1.0)
+    return np.linalg.norm(p - (a + t[:, None] * d), axis=1)

@@ -144,7 +144,8 @@ def _reading_right_at(mocker, right: list) -> Engine:
     ik = Engine.__new__(Engine)
     ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
     ik.sensed = mocker.Mock()
-    ik.sensed.read_timed.return_value = ([0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0], [1.0] * 14, None)
+    reading = [0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0] + [0.0] * 4  # hips, head, the legs standing
+    ik.sensed.read_timed.return_value = (reading, [1.0] * 18, None)
     ik._commit, ik._aims, ik._seen, ik._aimed_list = threading.RLock(), 0, threading.local(), {}
     ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
     ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
