@@ -543,6 +543,17 @@ class Engine:
         self._aimed_list[arm] = kept + entries[-1:]
         return tuple((list(e.aim), e.fraction) for e in kept)
 
+    def _at_aim(self, arm: str, reading: Any, asked: float) -> None:
+        """A reading asked a cycle or more after the arm's last command went, the arm exactly at that command (as
+        :meth:`way` takes it: every joint within 1e-9; a joint braking toward an earlier one passes there moving,
+        all five at once only by chance): it rests there, heading for no earlier command. The caller holds the
+        commit lock."""
+        entries = self._aimed_list.get(arm)
+        late = asked >= self._sent_at.get(arm, math.inf) + CYCLE
+        if entries and late and apart(entries[-1].aim, reading) <= 1e-9:
+            self._aimed_list[arm] = entries[-1:]
+            entries[-1].rested = True
+
     def _seen_still(self, arm: str, rested: bool = False) -> None:
         """The arm was seen still (no joint moving over STILL a cycle): it brakes toward no earlier command; with
         ``rested``, proved at rest (:meth:`at_rest`): nor toward its last one once the next comes."""
@@ -608,7 +619,7 @@ class Engine:
             off = apart(now, via)
             still = still_for(still, now, last)
             if still and off <= ARRIVED or still >= 2 and off <= SAG:
-                self._seen_still(model.arm)
+                self._seen_still(model.arm, rested=off <= ARRIVED)  # at it: the next leg replaces it
                 return Way(list(now), list(now), speed)
             if ready is not None and ready(now):
                 with self._commit:
@@ -779,9 +790,9 @@ class Engine:
         start = model.clamp(current[:5])
         with self._commit:  # the other arm's last command, and how many commands the body then holds
             self._seen.aims = self._aims
-            mine = self._aimed_list.get(arm)
-            if mine and not self._earlier(arm) and apart(mine[-1].aim, start) <= 1e-9:
-                mine[-1].rested = True  # read after it was sent: at it, with nothing else to head for, it rests
+            asked = reading.asked if reading is not None else -math.inf
+            self._at_aim(arm, start, asked)
+            self._at_aim(other.arm, other.clamp(current[5:10]), asked)
             aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
             fraction = self._aim_speed.get(other.arm, 1.0)
             earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward

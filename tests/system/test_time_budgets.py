@@ -89,7 +89,7 @@ class OddMotion(StubMotion):
 @pytest.mark.parametrize(
     "reply, message",
     [("flat limits", r"ALMotion.getLimits returned 20 entries, expected one \[min, max, \.\.\.\] per joint \(5\)"),
-     ("short stiffnesses", r"ALMotion.getStiffnesses returned 3 values, expected 14 \(one per joint\)"),
+     ("short stiffnesses", r"ALMotion.getStiffnesses returned 3 values, expected 18 \(one per joint\)"),
      ("string stiffnesses", "ALMotion.getStiffnesses returned 'on' at position 0, expected a finite number")],
 )  # fmt: skip
 def test_odd_almotion_replies_are_clear_errors_and_nothing_is_sent(reply, message):
