@@ -55,6 +55,10 @@ def reach_both(engine: Engine, a: dict, job: Job, end: float) -> dict:
                 moving = [m.arm for m, start in states if engine.way(m, start) and not engine.at_rest(m, start, end)]
                 if not moving:
                     break
+                lost = [arm for arm in moving if engine.lost(arm)]
+                if lost:  # it may set off any time: never at rest
+                    raise RuntimeError(f"reachBoth: {' and '.join(lost)}: a command ALMotion did not answer may still "
+                                       "run; nothing sent")  # fmt: skip
                 if time.monotonic() > end:
                     raise RuntimeError(f"reachBoth: {' and '.join(moving)}: {MOVING}, past the call's budget; "
                                        "nothing sent")  # fmt: skip

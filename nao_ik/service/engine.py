@@ -472,18 +472,34 @@ class Engine:
                 return False
         if self._sent_at.get(arm) != sent:
             return False  # sent to meanwhile
+        if held and not self._hold(model, list(start), end):
+            return False
         self._seen_still(arm, rested=True)
-        if held:
-            self._hold(model, list(start), end)
         return True
 
-    def _hold(self, model: ArmModel, here: list, end: float) -> None:
-        """Command a still arm to stay at ``here``, its reading: ALMotion takes a joint's newest command, so the one
-        it was on its way to is gone. The arm is there: the command moves it nowhere (its angles are the reading,
-        within the limits), at HOLD_SPEED; under the lock that orders every command, so the other arm's checks
-        see it."""
+    def lost(self, arm: str) -> bool:
+        """Whether a command to the arm went unanswered (it may still run: the arm is never taken as at rest)."""
+        return arm in self._lost
+
+    def _hold(self, model: ArmModel, here: list, end: float) -> bool:
+        """Command a still arm to stay where ALMotion commands it now (``getAngles`` without the sensors: where a
+        joint under load sags, its sensed angle is off its command and the sensor may be too, so the reading
+        ``here`` is not sent): ALMotion takes a joint's newest command, so the one it was on its way to is gone,
+        and the joints' command does not change: it moves nothing. Only where that command is within SAG of the
+        reading (else False, nothing sent); at HOLD_SPEED; under the lock that orders every command, so the other
+        arm's checks see it."""
+        names = list(model.names)
+        try:
+            commanded = [float(q) for q in model.clamp(self.motion.numbers("getAngles", names, False, count=5,
+                                                                          budget=left(end)))]  # fmt: skip
+        except RuntimeError:
+            return False
+        if apart(commanded, here) > SAG:
+            return False
         with self._commit:
-            self.send(model.arm, list(model.names), [float(q) for q in model.clamp(here)], HOLD_SPEED, end)
+            if apart(commanded, self.aim.get(model.arm, commanded)) > 1e-9:  # else its last command is ALMotion's
+                self.send(model.arm, names, commanded, HOLD_SPEED, end)
+        return True
 
     def route(self, model: ArmModel, start: Any, goal: list, speed: float, stopped: bool = False,
               direct: Sweep | None = None) -> tuple[Plan, Way | None]:  # fmt: skip

@@ -22,7 +22,8 @@ from ..geometry.collision import clearance
 from ..geometry.sweep import ARRIVED, stream_regions, sweep_region
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ArmModel, arm_model
-from ..model.body import MARGIN, OTHER_ARM
+from ..model.body import MARGIN, OTHER_ARM, Capsule
+from ..model.body_data import head_row
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
@@ -41,8 +42,9 @@ PATH_POINT_BUDGET = CYCLE + 0.02
 #: A path checked again at most this many times where the other arm was sent something while it was checked.
 PROMISES = 3
 #: While a path streams, every this many points the head and the hips are read again (another client may move
-#: them: the body the path was checked against is not the robot's any more) (:func:`_body_now`).
-BODY_EVERY = 5
+#: them: the body the path was checked against is not the robot's any more) (:func:`_body_now`): every one (a
+#: head moving at full speed crosses a hand's margin in a few cycles).
+BODY_EVERY = 1
 #: Metres a part of the head or hips may move unchecked (its sensed angles' noise; every margin is larger).
 BODY_MOVED = 0.001
 
@@ -99,7 +101,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         safe = [list(model.clamp(q)) for q in angles.tolist()]
         if not all(math.isfinite(q) for qs in safe for q in qs):
             raise RuntimeError(f"{name} produced a non-finite angle on the path; nothing sent")
-        lead, blocked = _checked(engine, model, start, safe, speed, check, bool(attempt), end)
+        lead, blocked = _checked(engine, model, start, safe, speed, check, end)
         if attempt or blocked is None or not blocked[1].startswith(MOVING):
             break
         # From where the arm may be on its way to its last command the path's first motion would cross
@@ -112,7 +114,7 @@ def _held(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         if engine.promise(arm, safe[: _sendable(safe, blocked)], speed, lead):
             break
         model, start = engine.arm_state(arm, motors=True, end=end, fresh=True)
-        lead, blocked = _checked(engine, model, start, safe, speed, check)
+        lead, blocked = _checked(engine, model, start, safe, speed, check, end)
     else:
         raise RuntimeError(f"trackPath {name}: {MET} (the other arm was sent again each time this path was checked); "
                            "nothing sent")  # fmt: skip
@@ -225,8 +227,12 @@ def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, spe
     is more than BODY_MOVED away from ``model``'s, the path from point ``k`` checked again against it, from the
     arm's reading through the STREAMED points sent last."""
     now, start = engine.arm_state(arm, motors=False, end=end)
-    if not _moved(_fixed(now.body), _fixed(model.body)):
+    anywhere = Capsule(*head_row(None))
+    head_known = anywhere not in model.body
+    if not _moved(_fixed(now.body, head_known), _fixed(model.body, head_known)):
         return model, None
+    # Moved: another client moves it, on to where it is not known yet: the head anywhere it may be from now on.
+    now = now._replace(body=tuple(anywhere if c.part == "head" else c for c in now.body))
     back = max(0, k - STREAMED)
     again = _blocked(engine, now, start, path[back:], speed, False, lambda j: None)
     if again is None:
@@ -236,9 +242,9 @@ def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, spe
                      f"point {back + again[0]} may meet the body")  # fmt: skip
 
 
-def _fixed(body: tuple) -> tuple:
-    """The body's parts other than the other arm (its head and hips as read)."""
-    return tuple(c for c in body if c.part != OTHER_ARM)
+def _fixed(body: tuple, head: bool = True) -> tuple:
+    """The body's parts other than the other arm (its head, where ``head``, and hips as read)."""
+    return tuple(c for c in body if c.part != OTHER_ARM and (head or c.part != "head"))
 
 
 def _moved(now: tuple, then: tuple) -> bool:
@@ -263,11 +269,11 @@ def _sendable(path: list, blocked: tuple | None) -> int:
 
 
 def _checked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float,
-             check: Callable[[int], None], still: bool = False, end: float = 0.0) -> tuple:  # fmt: skip
+             check: Callable[[int], None], end: float = 0.0) -> tuple:  # fmt: skip
     """(whether the path leads to its first point (:func:`_leads`), :func:`_blocked`) from the arm at ``start``
-    (``still``: seen still there; ``end``: the call's deadline)."""
+    (``end``: the call's deadline)."""
     lead = _leads(engine, model, start, path[0], speed)
-    return lead, _blocked(engine, model, start, path, speed, lead, check, still, end)
+    return lead, _blocked(engine, model, start, path, speed, lead, check, end)
 
 
 def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: float) -> bool:
@@ -280,12 +286,12 @@ def _leads(engine: Engine, model: ArmModel, start: Any, first: list, speed: floa
 
 
 def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float, lead: bool,
-             check: Callable[[int], None], still: bool = False, end: float = 0.0) -> tuple | None:  # fmt: skip
+             check: Callable[[int], None], end: float = 0.0) -> tuple | None:  # fmt: skip
     """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
     With ``lead``, the first point is reached like a reach (:meth:`Engine.command`: a plan from the arm's
-    posture, swung out where needed; with ``still``, the arm seen still at ``start``: from there alone where it
-    is :meth:`Engine.at_rest` short of its last command (by ``end``), as a reach) and waited for;
+    posture, swung out where needed; from ``start`` alone where the arm is :meth:`Engine.at_rest` there short of
+    its last command (proved by ``end``, the call's deadline), as a reach) and waited for;
     else (:func:`_leads`: the arm at rest within a cycle of
     it) its motion is checked from the reading.
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
@@ -302,7 +308,7 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
             return k, f"collision: {near.part} at point {k}"
     if lead:
         route, _ = engine.route(model, start, path[0], speed)
-        if route.reason == MOVING and still and engine.at_rest(model, start, end):
+        if route.reason == MOVING and end and engine.at_rest(model, start, end):
             route, _ = engine.route(model, start, path[0], speed, True)
         if not route.commands:
             return 0, f"{route.reason} (the path's first point)"

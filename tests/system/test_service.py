@@ -134,7 +134,8 @@ def test_motors_off_is_an_error_not_silence(stack):
     assert stack.ik.computeAngles("LArm", 0.15, 0.12, 0.08, "dls")["reached"]
 
 
-def test_after_rest_and_wake_up_the_arm_tracks_and_reaches_again(awake):
+@pytest.mark.parametrize("sag", [0.0, 0.01])
+def test_after_rest_and_wake_up_the_arm_tracks_and_reaches_again(sag):
     """A reach, then ALMotion.rest() and wakeUp() from the user's program: the arm stands where rest() put it, by the
     thigh (the stub's isCollision says "collision" there), far from the service's last command, which the robot's
     protection may seem to hold it short of. A path and a reach still go, from where the arm is: the first command
@@ -142,23 +143,28 @@ def test_after_rest_and_wake_up_the_arm_tracks_and_reaches_again(awake):
     nothing."""
     from nao_ik.service.engine import HOLD_SPEED
 
-    s = awake
-    names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
-    assert s.ik.reachTo(0.15, 0.10, 0.05, "")["moved"]
-    s.wait_still(names)
-    s.motion.rest()
-    s.motion.wakeUp()
-    rest = s.motion.getAngles(names, True)
-    assert s.stub.isCollision("LArm") == "collision"  # the premise
-    before = len(s.moves())
-    wave = [[0.06, 0.16 + 0.05 * math.sin(2 * math.pi * k / 50), 0.26] for k in range(100)]
-    got = s.ik.trackPath("LArm", wave, "dls")
-    assert got["sent"] == 100 and got["stopped"] == "", got
-    hold = s.moves()[before]
-    assert hold["names"] == names and hold["angles"] == rest and hold["speed"] == HOLD_SPEED, hold
-    s.wait_still(names)
-    assert s.ik.reachTo(0.15, 0.10, 0.05, "")["moved"]
-    assert s.stub.getCollisionStops() == [] and s.stub.getViolations() == []
+    s = Stack(motion=StubMotion(sag=sag))  # with sag, the sensed angles of still joints are off their command
+    try:
+        s.motion.wakeUp()
+        names = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
+        assert s.ik.reachTo(0.15, 0.10, 0.05, "")["moved"]
+        time.sleep(1.5)
+        s.motion.rest()
+        s.motion.wakeUp()
+        time.sleep(0.2)
+        commanded = s.motion.getAngles(names, False)
+        assert s.stub.isCollision("LArm") == "collision"  # the premise
+        before = len(s.moves())
+        wave = [[0.06, 0.16 + 0.05 * math.sin(2 * math.pi * k / 50), 0.26] for k in range(100)]
+        got = s.ik.trackPath("LArm", wave, "dls")
+        assert got["sent"] == 100 and got["stopped"] == "", got
+        hold = s.moves()[before]  # to where ALMotion commands the arm (not its sagging reading): it moves nothing
+        assert hold["names"] == names and hold["angles"] == commanded and hold["speed"] == HOLD_SPEED, hold
+        time.sleep(1.0)
+        assert s.ik.reachTo(0.15, 0.10, 0.05, "")["moved"]
+        assert s.stub.getCollisionStops() == [] and s.stub.getViolations() == []
+    finally:
+        s.close()
 
 
 def test_a_leg_another_client_rolled_out_is_part_of_the_body(awake):

@@ -44,6 +44,7 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     held = _engine(mocker, still)  # the robot's protection holds it short: it may let go
     held.motion.call.return_value = "collision"
     held.send = mocker.Mock()
+    held.motion.numbers.return_value = list(HERE)  # where ALMotion commands it: the hold command goes there
     assert held.at_rest(model, HERE, end)
     held.send.assert_called_once_with("LArm", list(model.names), HERE, HOLD_SPEED, end)
     moving = _engine(mocker, setting_off)
