@@ -3,6 +3,7 @@
 import time
 
 import numpy as np
+import pytest
 
 from nao_ik.service import CYCLE
 from tests import report
@@ -227,10 +228,12 @@ def test_a_path_whose_arm_stays_short_of_its_first_point_stops_there_at_once_and
     assert [m["angles"] for m in awake.moves()[before:]][1:] == held  # the first point, then the hold: no more
 
 
-def test_a_path_stops_where_the_head_another_client_moved_would_be_in_its_way(awake):
-    """A path streamed up in front of the face; early on another ALMotion client pitches the head down, into the
-    path's later points. The path, checked against the head where it was, is checked again against the head where
-    it is now (every BODY_EVERY points) and stops before the head; the robot's protection stops nothing."""
+@pytest.mark.parametrize("after, head_speed", [(0.3, 0.3), (2.2, 1.0)])
+def test_a_path_stops_where_the_head_another_client_moved_would_be_in_its_way(awake, after, head_speed):
+    """A path streamed up in front of the face; another ALMotion client pitches the head down, into the path's
+    later points: early on, or late, with the hand near the face. The path, checked against the head where it
+    was, is checked again against the body now (every BODY_EVERY points; once the head moved, wherever it may go)
+    and stops before the head; the robot's protection stops nothing."""
     from nao_ik.service.paths import BODY_EVERY
 
     left = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWristYaw"]
@@ -239,8 +242,8 @@ def test_a_path_stops_where_the_head_another_client_moved_would_be_in_its_way(aw
     awake.ik.reachToWithArm("LArm", *points[0], "")
     awake.wait_still(left)
     job = awake.ik.trackPathWithSpeed("LArm", points, "analytic", 0.5, _async=True)
-    time.sleep(0.3)
-    awake.motion.setAngles(["HeadYaw", "HeadPitch"], [0.0, 0.5], 0.3)  # another client looks down
+    time.sleep(after)
+    awake.motion.setAngles(["HeadYaw", "HeadPitch"], [0.0, 0.5], head_speed)  # another client looks down
     answer = job.value(30000)
     assert 0 < answer["sent"] < len(points) and not answer["completed"], answer
     assert answer["stopped"].startswith("collision: the head or the hips moved while the path streamed"), answer
