@@ -557,7 +557,14 @@ class Engine:
                 e.seen = now
         kept = [e for e, nxt in zip(entries, entries[1:]) if nxt.seen is None or now < nxt.seen + BRAKE * e.fraction]
         self._aimed_list[arm] = kept + entries[-1:]
-        return tuple((list(e.aim), e.fraction) for e in kept)
+        # Each goal once, at the largest fraction it was sent at (the box and the bodies built on it do not change
+        # while an arm is sent back and forth between the same postures), the last command's left out.
+        goals: dict[tuple, float] = {}
+        for e in kept:
+            key = tuple(e.aim)
+            if key != tuple(entries[-1].aim):
+                goals[key] = max(goals.get(key, 0.0), e.fraction)
+        return tuple((list(aim), fraction) for aim, fraction in goals.items())
 
     def _at_aim(self, arm: str, reading: Any, asked: float) -> None:
         """A reading asked a cycle or more after the arm's last command went, the arm exactly at that command (as
