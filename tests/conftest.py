@@ -3,8 +3,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-# make test runs 30 examples per property wherever it runs (CI included: twice as many there cost about 100 s
-# of the 2 cores' time, 25 s of the suite's five minutes); make soak runs 2000.
+# make test runs 30 examples per property wherever it runs (CI included: twice as many there doubled the
+# property tests' share of the suite's five minutes, `pytest --durations`); make soak runs 2000.
 settings.register_profile("test", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("soak", max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile("soak" if os.environ.get("NAO_IK_SOAK") else "test")

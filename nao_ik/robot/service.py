@@ -322,7 +322,7 @@ class NaoArmIK(object):
                     if late > end or late - asked > self._budget:
                         raise RuntimeError("%s: the command was computed from a reading %.2f s old, past the call's "
                                            "budget; nothing sent" % (arm, late - asked))  # fmt: skip
-                    lo, hi, _ = self._commands.box(model, start, asked)
+                    lo, hi = way if way is not None else (start, start)  # this arm's box from the reading on
                     seconds = run_time(model, lo, hi, angles, speed)
                     pending = self._link.start("setAngles", (names, angles, speed), end)
                     entry = self._commands.add(arm, angles, speed, seconds, pending.future)

@@ -574,8 +574,7 @@ class Engine:
         entries = self._aimed_list.get(arm)
         late = asked >= self._sent_at.get(arm, math.inf) + CYCLE
         if entries and late and apart(entries[-1].aim, reading) <= 1e-9:
-            self._aimed_list[arm] = entries[-1:]
-            entries[-1].rested = True
+            self._seen_still(arm, rested=True)
 
     def _seen_still(self, arm: str, rested: bool = False) -> None:
         """The arm was seen still (no joint moving over STILL a cycle): it brakes toward no earlier command; with
@@ -775,12 +774,11 @@ class Engine:
             self.aim[arm] = [float(q) for q in angles]
             self._sent_at[arm] = sent
             self._aim_speed[arm] = speed
-            entries = self._aimed_list.setdefault(arm, [])
+            entries = self._aimed_list.get(arm)
             if entries and entries[-1].rested:  # the arm rested since its last command: it brakes toward none
-                entries.clear()
+                del self._aimed_list[arm]
             self._earlier(arm)  # drops what no longer moves it
-            entries = self._aimed_list.setdefault(arm, [])
-            entries.append(_Aimed(self.aim[arm], speed, future, seen))
+            self._aimed_list.setdefault(arm, []).append(_Aimed(self.aim[arm], speed, future, seen))
 
     def _settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""

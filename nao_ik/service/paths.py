@@ -41,10 +41,6 @@ PATH_COMPUTE_BUDGET = 0.1
 PATH_POINT_BUDGET = CYCLE + 0.02
 #: A path checked again at most this many times where the other arm was sent something while it was checked.
 PROMISES = 3
-#: While a path streams, every this many points the head and the hips are read again (another client may move
-#: them: the body the path was checked against is not the robot's any more) (:func:`_body_now`): every one (a
-#: head moving at full speed crosses a hand's margin in a few cycles).
-BODY_EVERY = 1
 #: Metres a part of the head or hips may move unchecked (its sensed angles' noise; every margin is larger).
 BODY_MOVED = 0.001
 
@@ -159,9 +155,8 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
     slow = {j.index for j in plan.jumps} if plan is not None and a.get("slowAtJumps") else set()
     slowed, jump_vias, failed = [], [], ""
     blocked_at = _sendable(safe, blocked)
-    streamed = 0
     for k in range(sent, blocked_at):
-        if k >= blocked_at:  # the body moved meanwhile (below): the rest is not sent
+        if k >= blocked_at:  # the body moved since the path was checked (below): the rest is not sent
             break
         q = safe[k]
         if k in slow and k > 0:
@@ -187,8 +182,7 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
                 break
             done = time.monotonic()
             continue
-        streamed += 1
-        if model.body and streamed % BODY_EVERY == 0:
+        if model.body:  # the head and hips read at every point (below)
             model, moved = _body_now(engine, arm, model, safe, k, speed, end)
             if moved is not None:
                 blocked, blocked_at = moved, moved[0]
@@ -223,7 +217,8 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
 
 def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, speed: float, end: float) -> tuple:
     """(the model the rest of the path is checked against, None or (index of the first point not to send, why)):
-    the head and the hips read now (another client may move them while a path streams); where the body they give
+    the head and the hips read now, before every point a path streams (another client may move them: a head
+    moving at full speed crosses a hand's margin in a few cycles); where the body they give
     is more than BODY_MOVED away from ``model``'s, the path from point ``k`` checked again against it, from the
     arm's reading through the STREAMED points sent last."""
     now, start = engine.arm_state(arm, motors=False, end=end)
@@ -269,7 +264,7 @@ def _sendable(path: list, blocked: tuple | None) -> int:
 
 
 def _checked(engine: Engine, model: ArmModel, start: Any, path: list, speed: float,
-             check: Callable[[int], None], end: float = 0.0) -> tuple:  # fmt: skip
+             check: Callable[[int], None], end: float) -> tuple:  # fmt: skip
     """(whether the path leads to its first point (:func:`_leads`), :func:`_blocked`) from the arm at ``start``
     (``end``: the call's deadline)."""
     lead = _leads(engine, model, start, path[0], speed)
