@@ -6,7 +6,8 @@ targets are stored in ``tests/data/same_answers.npz`` and compared with
 ``np.array_equal``. A change that only removes work, or moves it, must leave
 every float where it was; a change that is meant to change answers rewrites
 the file (``NAO_IK_WRITE_GOLDEN=1 python -m pytest tests/unit/api/test_same_answers.py``)
-and says why in its commit.
+and says why in its commit. Bit for bit on one set of OpenBLAS kernels (``KERNEL``, which
+``tests/conftest.py`` selects): OpenBLAS picks its kernels by CPU, and theirs round differently.
 
 The targets: the benchmark's (hand positions of random in-limit
 configurations, about 7 % of them reachable only through the body), points in
@@ -165,8 +166,16 @@ def write_golden() -> None:
     _WRITING.clear()
 
 
+#: The OpenBLAS kernels the answers were computed with (tests/conftest.py sets them): others round differently.
+KERNEL = "Haswell"
+
+
 @pytest.fixture(scope="module")
 def golden():
+    from threadpoolctl import threadpool_info
+
+    numpy_blas = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    assert numpy_blas in ([], [KERNEL]), f"OpenBLAS runs its {numpy_blas} kernels: set OPENBLAS_CORETYPE={KERNEL}"
     return stored()
 
 
