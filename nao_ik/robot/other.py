@@ -55,12 +55,13 @@ def rows(model, lo, hi, part=OTHER_ARM):
 class Sent(object):
     """A command this runtime sent to an arm: when, its angles, how long it may run once ALMotion took it."""
 
-    __slots__ = ("sent", "answered", "aim", "fraction", "seconds", "future")
+    __slots__ = ("sent", "answered", "aim", "fraction", "seconds", "future", "rested")
 
     def __init__(self, sent, aim, fraction, seconds, future):
         self.sent, self.aim, self.fraction = sent, list(aim), float(fraction)
         self.seconds, self.future = float(seconds), future
         self.answered = None  # when ALMotion's answer was seen (no earlier than it came)
+        self.rested = None  # from when the arm was proven at rest after it (:meth:`Commands.rest`)
 
     def taken_by(self, t):
         # type: (float) -> bool
@@ -79,7 +80,8 @@ class Commands(object):
     not taken yet, and every earlier one whose next command ALMotion took less than its fraction x
     BRAKE s before the reading: a later command replaces the earlier one's angles, but a joint on its
     way to them goes on braking toward them). ``version`` changes with
-    every command, so a check can tell whether the box it used still holds.
+    every command, so a check can tell whether the box it used still holds. A reading asked after the arm was
+    proven at rest (:meth:`rest`) leaves out the commands taken before the proof.
     """
 
     def __init__(self):
@@ -104,6 +106,23 @@ class Commands(object):
             self._version[arm] = self._version.get(arm, 0) + 1
         return entry
 
+    def settled(self, arm, t):
+        # type: (str, float) -> bool
+        """Whether ALMotion answered every command recorded for ``arm`` before ``t``."""
+        with self._lock:
+            sent = list(self._sent.get(arm, []))
+        return all(e.taken_by(t) for e in sent)
+
+    def rest(self, arm, since):
+        # type: (str, float) -> None
+        """The arm was proven at rest from a reading asked at ``since`` on (:meth:`NaoArmIK._at_rest`): the commands
+        ALMotion took before then move it no more, in the box of any reading asked from then on (one asked earlier
+        still has them: the arm may have moved after it)."""
+        with self._lock:
+            for e in self._sent.get(arm, []):
+                if e.taken_by(since) and (e.rested is None or since < e.rested):
+                    e.rested = since
+
     def box(self, model, sensed, asked):
         # type: (object, list, float) -> tuple
         """(lo, hi, version): the bounds of the arm's postures from the reading ``sensed`` asked at ``asked`` on.
@@ -120,6 +139,8 @@ class Commands(object):
             if e.taken_by(asked):
                 last = i
         for i, e in enumerate(sent):
+            if e.rested is not None and asked >= e.rested:
+                continue  # the arm was proven at rest after it, by the reading's time
             if last is not None and i < last and sent[i + 1].taken_by(asked - BRAKE * e.fraction):
                 continue  # replaced by the next command before the reading, long enough before for a joint to brake
             if i == last and asked >= e.answered + e.seconds:

@@ -30,10 +30,12 @@ are ordered by a short commit (:meth:`NaoArmIK._send`).
 from __future__ import division
 
 import threading
+import time
 
 import qi
 
 from ..geometry.scalar.clearance import clearance
+from ..geometry.scalar.sweep import CYCLE, STILL, STOPPED_CYCLES
 from ..model.body_data import BODY_JOINTS, MARGIN, body_rows
 from ..service.methods import publish
 from . import checks
@@ -259,6 +261,9 @@ class NaoArmIK(object):
             # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body,
             # unless another exact solution of the target moves there direct.
             why = _crossing(model, start, angles, body, False, way)
+            if why and way is not None and self._at_rest(arm, start, asked, end):
+                way = None  # the arm is where it was read and stays there: from there alone
+                why = _crossing(model, start, angles, body, False)
             if why and sol.reached:
                 q = other_direct(model, target, start, body, way)
                 if q is not None:
@@ -300,6 +305,35 @@ class NaoArmIK(object):
             # answer's is not (:func:`nao_ik.robot.solve.other_direct`).
             "otherSolution": other,
         }
+
+    @qi.nobind
+    def _at_rest(self, arm, start, asked, end):
+        """Whether the arm, read at ``start`` (asked at ``asked``), stays there (its commands then recorded as done,
+        :meth:`Commands.rest`): ALMotion answered every command this runtime sent it before that reading, the
+        readings of the STOPPED_CYCLES cycles after it keep it within STILL of ``start`` (a command taken sets the
+        arm off within them), and ``isCollision`` does not say the robot's protection holds it (it may let go, and
+        the arm go on toward the command it was stopped short of). Asked only where the arm's way to a command this
+        runtime sent it bars a move (as :meth:`nao_ik.service.engine.Engine.at_rest` does): the runtime holds a
+        command as possibly running for the longest time it may take (:func:`~nao_ik.robot.other.run_time`), long
+        after the arm got there or another client moved it."""
+        if not self._commands.settled(arm, asked):
+            return False
+        model, names = MODELS[arm], list(MODELS[arm].names)
+        try:
+            if self._link.result(self._link.start("isCollision", (arm,), end)) == "collision":
+                return False
+        except RuntimeError:
+            pass  # an ALMotion without it, or no answer: as the computer-side service (no protection known)
+        try:
+            for _ in range(STOPPED_CYCLES):
+                time.sleep(CYCLE)
+                q = _floats(self._link.result(self._link.start("getAngles", (names, True), end)), 5)
+                if q is None or max(abs(a - b) for a, b in zip(model.clamp(q), start)) > STILL:
+                    return False
+        except RuntimeError:
+            return False
+        self._commands.rest(arm, asked)
+        return True
 
     @qi.nobind
     def _send(self, arm, start, way, reading, angles, speed, asked, version, end):

@@ -20,6 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
+from ..geometry.scalar.sweep import CYCLE, STILL, STOPPED_CYCLES
 from ..geometry.sweep import ARRIVED, BRAKE, Plan, Sweep, first_direct, plan, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
@@ -31,11 +32,8 @@ from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
 from .sensed import SensedCache
 
-CYCLE = 0.02  # ALMotion's control period, seconds
 #: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
 OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
-#: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
-STILL = 5e-4
 #: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
 #: would cross the body.
 MOVING = (
@@ -50,9 +48,6 @@ ARRIVAL_MARGIN = 1.0
 #: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
 #: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
 SAG = 0.06
-#: An arm still this many cycles farther than SAG from its command was stopped on the way: the service asks
-#: ALMotion's ``isCollision`` whether the robot's own protection did it.
-STOPPED_CYCLES = 5
 #: An arm still this long (s) farther than SAG from a posture it was sent to, every command to it answered by
 #: ALMotion and the robot's protection not holding it, stays where it is (bent elsewhere by the protection,
 #: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not

@@ -37,10 +37,9 @@ import threading
 import time
 from typing import NamedTuple, Sequence
 
+from ..geometry.scalar.sweep import CYCLE
 from .link import MotionLink, Pending, reply_numbers
 
-#: ALMotion's control period, seconds.
-CYCLE = 0.02
 #: The oldest reading a call may start from, seconds (two control cycles).
 MAX_AGE = 2 * CYCLE
 #: Seconds the polling goes on after the last call.

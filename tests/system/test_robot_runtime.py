@@ -247,6 +247,20 @@ def test_the_commands_that_may_still_move_an_arm():
     one.answered = None
     one.future = _Future(True)  # answered since: seen now
     assert one.taken_by(time.monotonic() + 1.0) and one.answered is not None
+    # Proven at rest from a reading on (both commands taken before it): readings asked from then on leave them out,
+    # earlier ones keep them; a command not yet taken then stays in every box.
+    proof = time.monotonic() + 2.0
+    assert commands.settled("LArm", proof) and not commands.settled("LArm", one.answered - 1.0)
+    three = commands.add("LArm", first, 0.5, 3.0, _Future(False))
+    commands.rest("LArm", proof)
+    assert commands.box(model, still, proof + 0.1)[:2] != (still, still)  # the third, not answered, may still run
+    three.answered = proof + 0.5  # taken after the proof: not proven done by it
+    lo, hi, _ = commands.box(model, still, proof + 0.6)
+    assert holds(lo, hi, first) and not holds(lo, hi, second)
+    three.answered = proof - 0.5
+    commands.rest("LArm", proof)
+    assert commands.box(model, still, proof + 0.1)[:2] == (still, still)
+    assert holds(*commands.box(model, still, proof - 0.3)[:2], second)  # before the proof: as before it
 
 
 # ------------------------------------------------------------------ the grammar and the imports
@@ -1023,6 +1037,42 @@ def test_a_reach_while_the_arm_is_on_its_way_is_checked_from_all_of_its_way(here
     assert motion(model, start, blind.angles, body)[0]
     way = (np.minimum(start, going["angles"]).tolist(), np.maximum(start, going["angles"]).tolist())
     assert not motion(model, start, blind.angles, body, way=way)[0]
+    assert here.robot.motion.getCollisionStops() == []
+
+
+def _arrive(here, names: list, q: list) -> None:
+    end = time.monotonic() + 10
+    while max(abs(a - b) for a, b in zip(here.robot.motion.getAngles(names, True), q)) > 1e-9:
+        assert time.monotonic() < end, "the simulated joints did not arrive"
+        time.sleep(0.02)
+
+
+def test_an_arm_proven_at_rest_is_checked_from_where_it_stands(here, monkeypatch):
+    """The runtime holds a command it sent as possibly running for the longest time it may take (here made 30 s);
+    the left arm got to ON_ITS_WAY's first target, and another client sent it back to its neutral posture, where
+    it stays. The reach for the second target, which from the way to the first would cross the head, is checked
+    from where the arm stands once the arm is proven at rest there (its readings still over the next cycles): it
+    is sent. A reading asked before that proof still has the first command's way (the control)."""
+    import nao_ik.robot.service as runtime
+    from nao_ik.robot.other import now
+
+    monkeypatch.setattr(runtime, "run_time", lambda *args: 30.0)
+    first, second = ON_ITS_WAY
+    model = MODELS["LArm"]
+    names, neutral = list(model.names), list(model.neutral)
+    going = here.ik.reachToWithSpeed("LArm", *first, "", 1.0)
+    assert going["moved"] and going["reached"], going
+    _arrive(here, names, going["angles"])
+    here.user.service("ALMotion").setAngles(names, neutral, 1.0)  # another client's command
+    _arrive(here, names, neutral)
+    before = now()
+    lo, hi, _ = here.service._commands.box(model, neutral, before)
+    assert lo != hi  # the record: the arm may still be on its way to the first command
+    got = here.ik.reachToWithArm("LArm", *second, "")
+    assert got["moved"] and got["reached"] and got["commands"] == 1, got
+    assert here.sent()[-1]["angles"] == got["angles"]
+    lo, hi, _ = here.service._commands.box(model, neutral, before)  # a reading before the proof: still on its way
+    assert all(a <= g <= b for a, g, b in zip(lo, going["angles"], hi))
     assert here.robot.motion.getCollisionStops() == []
 
 

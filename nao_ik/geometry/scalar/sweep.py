@@ -41,6 +41,12 @@ STEP = 0.0025
 REACH = 0.25
 #: ALMotion's control cycle, seconds (NAOqi 2.1; ALMotion.getMotionCycleTime() on a robot).
 CYCLE = 0.02
+#: An arm whose joints all moved less than this (rad) over a control cycle has stopped.
+STILL = 5e-4
+#: Cycles within which a command ALMotion took sets the arm off (a smooth start included): an arm still this
+#: many cycles after every command to it was answered is not on its way to any of them (unless the robot's
+#: collision protection holds it: ``isCollision``).
+STOPPED_CYCLES = 5
 #: Cycles a joint retargeted during a move keeps going its old way before it turns (Aldebaran's joint-control
 #: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
 OVERSHOOT_CYCLES = 4
