@@ -55,13 +55,14 @@ def rows(model, lo, hi, part=OTHER_ARM):
 class Sent(object):
     """A command this runtime sent to an arm: when, its angles, how long it may run once ALMotion took it."""
 
-    __slots__ = ("sent", "answered", "aim", "fraction", "seconds", "future", "rested")
+    __slots__ = ("sent", "answered", "aim", "fraction", "seconds", "future", "rested", "lost")
 
     def __init__(self, sent, aim, fraction, seconds, future):
         self.sent, self.aim, self.fraction = sent, list(aim), float(fraction)
         self.seconds, self.future = float(seconds), future
         self.answered = None  # when ALMotion's answer was seen (no earlier than it came)
         self.rested = None  # from when the arm was proven at rest after it (:meth:`Commands.rest`)
+        self.lost = False  # no answer came in time: ALMotion may take it later (taken_by then says so at KEEP)
 
     def taken_by(self, t):
         # type: (float) -> bool
@@ -108,10 +109,10 @@ class Commands(object):
 
     def settled(self, arm, t):
         # type: (str, float) -> bool
-        """Whether ALMotion answered every command recorded for ``arm`` before ``t``."""
+        """Whether ALMotion answered every command recorded for ``arm`` before ``t`` (none went unanswered)."""
         with self._lock:
             sent = list(self._sent.get(arm, []))
-        return all(e.taken_by(t) for e in sent)
+        return all(e.taken_by(t) and not e.lost for e in sent)
 
     def rest(self, arm, since):
         # type: (str, float) -> None

@@ -15,8 +15,9 @@ at its sensed posture, and wherever a command this runtime sent it may still tak
 the library checks a command (:func:`nao_ik.robot.solve.motion`: the joint-space box between the
 two postures certified to keep SWEEP_MARGIN, whatever setAngles' speed profile): where it would
 cross them nothing is sent (``reason`` "motion: the move crosses the <part>"; the robot runtime has
-no swung-out sequences). The last check before ``ALMotion.setAngles``: five finite
-angles inside the limits, else nothing is sent.
+no swung-out sequences). A reach whose motion is certified only once the arm has stopped at an earlier
+command waits for that, within the call's budget, and answers from where the arm stopped. The last
+check before ``ALMotion.setAngles``: five finite angles inside the limits, else nothing is sent.
 
 Time: every ALMotion call has a time limit (:mod:`nao_ik.robot.link`) and every call of the
 service a budget (CALL_BUDGET seconds): a call that runs out of it fails with a one-line error,
@@ -35,8 +36,8 @@ import time
 import qi
 
 from ..geometry.scalar.clearance import clearance
-from ..geometry.scalar.sweep import CYCLE, STILL, STOPPED_CYCLES
-from ..model.body_data import BODY_JOINTS, MARGIN, body_rows
+from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES
+from ..model.body_data import BODY_JOINTS, MARGIN, OTHER_ARM, body_rows
 from ..service.methods import publish
 from . import checks
 from .arms import MODELS
@@ -51,6 +52,9 @@ DEFAULT_SPEED = 0.2
 CALL_BUDGET = 4.0
 #: Calls computed at the same time at most (each on a thread of its own); one more is refused at once.
 MAX_CALLS = 8
+#: Why nothing was sent while the arm may still be on its way to an earlier command (a reach waits for it to stop,
+#: within its budget, then answers from there).
+ON_ITS_WAY = "motion: the move from where the arm may still be on its way to its last command"
 #: The other arm of each arm.
 OTHER = {"LArm": "RArm", "RArm": "LArm"}
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
@@ -194,7 +198,10 @@ class NaoArmIK(object):
             raise RuntimeError("%s: another call commanded it until past the call's budget (%.1f s); nothing sent"
                                % (arm, self._budget))  # fmt: skip
         try:
-            return self._answer(arm, target, method, speed, True, end)
+            got = self._answer(arm, target, method, speed, True, end)
+            while got["reason"].startswith(ON_ITS_WAY) and self._stopped(arm, end):
+                got = self._answer(arm, target, method, speed, True, end)  # from where it stopped
+            return got
         finally:
             turn.give()
 
@@ -246,31 +253,36 @@ class NaoArmIK(object):
         start = model.clamp(current[:5])
         sensed = MODELS[OTHER[arm]].clamp(current[5:10])
         posture = current[10:]
-        body, version = self._body(arm, sensed, asked, posture)
-        t0 = now()
-        sol = solve(model, target, start, body)
-        solve_ms = (now() - t0) * 1e3
-        angles = [float(q) for q in sol.angles]
         speed = self._speed if speed is None else speed
-        reached, reason, safe, error, other = bool(sol.reached), str(sol.reason), sol.found, sol.error, False
-        # Where a command this runtime sent the arm may still run, the arm may be anywhere on its way there (its
-        # overshoot included) when this one takes it: the motion is checked from all of it.
-        lo, hi, _ = self._commands.box(model, start, asked)
-        way = None if lo == hi else (lo, hi)
-        if sol.found:
-            # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the body,
-            # unless another exact solution of the target moves there direct.
-            why = _crossing(model, start, angles, body, False, way)
-            if why and way is not None and self._at_rest(arm, start, asked, end):
-                way = None  # the arm is where it was read and stays there: from there alone
-                why = _crossing(model, start, angles, body, False)
-            if why and sol.reached:
-                q = other_direct(model, target, start, body, way)
-                if q is not None:
-                    angles, why, other = q, "", True
-                    error = distance(forward(model, q), target)
-            if why:
-                reached, reason, safe = False, why, False
+        for again in (False, True):
+            body, version = self._body(arm, sensed, asked, posture)
+            t0 = now()
+            sol = solve(model, target, start, body)
+            solve_ms = (now() - t0) * 1e3
+            angles = [float(q) for q in sol.angles]
+            reached, reason, safe, error, other = bool(sol.reached), str(sol.reason), sol.found, sol.error, False
+            # Where a command this runtime sent the arm may still run, the arm may be anywhere on its way there
+            # (its overshoot included) when this one takes it: the motion is checked from all of it.
+            lo, hi, _ = self._commands.box(model, start, asked)
+            way = None if lo == hi else (lo, hi)
+            if sol.found:
+                # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the
+                # body, unless another exact solution of the target moves there direct.
+                why = _crossing(model, start, angles, body, False, way)
+                if why and way is not None and self._at_rest(arm, start, asked, end):
+                    way = None  # the arm is where it was read and stays there: from there alone
+                    why = _crossing(model, start, angles, body, False)
+                if why and sol.reached:
+                    q = other_direct(model, target, start, body, way)
+                    if q is not None:
+                        angles, why, other = q, "", True
+                        error = distance(forward(model, q), target)
+                if why:
+                    reached, reason, safe = False, why, False
+            # The other arm's way to a command this runtime sent it bars the answer: once it is proven at rest where
+            # it was read, again with the other arm there alone.
+            if again or OTHER_ARM not in reason or not self._other_at_rest(arm, sensed, asked, end):
+                break
         sent = False
         if move and safe:
             # The last line of defence: five finite angles inside the limits, or nothing is sent.
@@ -307,11 +319,38 @@ class NaoArmIK(object):
         }
 
     @qi.nobind
+    def _other_at_rest(self, arm, sensed, asked, end):
+        """Whether the other arm of ``arm``, read at ``sensed``, may be on its way to a command this runtime sent it
+        and is proven at rest there (:meth:`_at_rest`)."""
+        other = MODELS[OTHER[arm]]
+        lo, hi, _ = self._commands.box(other, sensed, asked)
+        return lo != hi and self._at_rest(other.arm, sensed, asked, end)
+
+    @qi.nobind
+    def _stopped(self, arm, end):
+        """Wait until the arm stands still (two readings a cycle apart within STILL), leaving the call's budget time
+        for the proof that it rests (:meth:`_at_rest`); False where the budget ends first or a reading fails."""
+        names, last = list(MODELS[arm].names), None
+        while now() + (STOPPED_CYCLES + 2) * CYCLE < end:
+            time.sleep(CYCLE)
+            try:
+                q = _floats(self._link.result(self._link.start("getAngles", (names, True), end)), 5)
+            except RuntimeError:
+                return False
+            if q is None:
+                return False
+            if last is not None and max(abs(a - b) for a, b in zip(q, last)) <= STILL:
+                return True
+            last = q
+        return False
+
+    @qi.nobind
     def _at_rest(self, arm, start, asked, end):
         """Whether the arm, read at ``start`` (asked at ``asked``), stays there (its commands then recorded as done,
         :meth:`Commands.rest`): ALMotion answered every command this runtime sent it before that reading, the
         readings of the STOPPED_CYCLES cycles after it keep it within STILL of ``start`` (a command taken sets the
-        arm off within them), and ``isCollision`` does not say the robot's protection holds it (it may let go, and
+        arm off within them), ALMotion commands it within SAG of there (``getAngles`` without the sensors), and
+        ``isCollision`` does not say the robot's protection holds it (it may let go, and
         the arm go on toward the command it was stopped short of). Asked only where the arm's way to a command this
         runtime sent it bars a move (as :meth:`nao_ik.service.engine.Engine.at_rest` does): the runtime holds a
         command as possibly running for the longest time it may take (:func:`~nao_ik.robot.other.run_time`), long
@@ -330,7 +369,12 @@ class NaoArmIK(object):
                 q = _floats(self._link.result(self._link.start("getAngles", (names, True), end)), 5)
                 if q is None or max(abs(a - b) for a, b in zip(model.clamp(q), start)) > STILL:
                     return False
+            # ALMotion commands it there (within SAG: a joint under load sags off its command), else something
+            # holds it short of its command (a hand, a table) and may let go.
+            q = _floats(self._link.result(self._link.start("getAngles", (names, False), end)), 5)
         except RuntimeError:
+            return False
+        if q is None or max(abs(a - b) for a, b in zip(model.clamp(q), start)) > SAG:
             return False
         self._commands.rest(arm, asked)
         return True
@@ -368,7 +412,7 @@ class NaoArmIK(object):
         try:
             self._link.result(pending)
         except RuntimeError as e:
-            entry.future, entry.answered = None, now() + KEEP  # ALMotion may still take it, later
+            entry.future, entry.answered, entry.lost = None, now() + KEEP, True  # ALMotion may still take it, later
             raise RuntimeError("%s; the command was sent and ALMotion may still take it" % first_line(e))
         entry.answered = now()
         return ""
@@ -395,7 +439,4 @@ def _crossing(model, start, angles, body, answer, way=None):
         return ""
     if way is None:
         return "motion: the move crosses the %s" % (part or "body")
-    return (
-        "motion: the move from where the arm may still be on its way to its last command crosses the %s "
-        "(call again once it stopped)" % (part or "body")
-    )
+    return "%s crosses the %s (call again once it stopped)" % (ON_ITS_WAY, part or "body")

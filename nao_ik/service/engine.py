@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.scalar.sweep import CYCLE, STILL, STOPPED_CYCLES
+from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES
 from ..geometry.sweep import ARRIVED, BRAKE, Plan, Sweep, first_direct, plan, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
@@ -44,10 +44,6 @@ MOVING = (
 #: twice its computed time plus this margin (s).
 ARRIVAL_TOLERANCE = 1e-3
 ARRIVAL_MARGIN = 1.0
-#: A still arm whose sensed angles are all within SAG (rad) of its command has arrived too: under load, Smart
-#: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
-#: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
-SAG = 0.06
 #: An arm still this long (s) farther than SAG from a posture it was sent to, every command to it answered by
 #: ALMotion and the robot's protection not holding it, stays where it is (bent elsewhere by the protection,
 #: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not
@@ -57,7 +53,7 @@ GIVE_UP = 15 * CYCLE
 #: sent last (its reading, at most :data:`~nao_ik.service.sensed.MAX_AGE` old, may come from before the newest of
 #: them) and those still to come.
 STREAMED = 4
-#: The speed of the command that keeps a still arm where it stands (:meth:`Engine._hold`): it moves the arm by the
+#: The speed of the command that keeps a still arm where it stands (:meth:`Engine._stays`): it moves the arm by the
 #: joints' noise at most, and the next command's check grows the arm's way by the overshoot at this speed.
 HOLD_SPEED = 0.05
 #: Why a command checked against a body read before the other arm's latest command is refused.
@@ -442,9 +438,11 @@ class Engine:
         them). Where it does, a motion from ``start`` alone is its motion, not one from anywhere on its way to that
         command.
 
+        And ALMotion commands the arm where it is (``getAngles`` without the sensors, within SAG of ``start``):
+        else something holds it short of ALMotion's command (a hand, a table), and lets go of it when it will.
         Where the robot's collision protection holds it (``isCollision``: an arm stopped short of that command,
         or put near the body by another client, ``rest()``'s posture for one), the protection may let go and the
-        arm set off toward that command: it is first commanded to stay where it is (:meth:`_hold`), which
+        arm set off toward that command: it is first commanded to stay where it is (:meth:`_stays`), which
         replaces that command.
         """
         arm, names = model.arm, list(model.names)
@@ -467,7 +465,7 @@ class Engine:
                 return False
         if self._sent_at.get(arm) != sent:
             return False  # sent to meanwhile
-        if held and not self._hold(model, list(start), end):
+        if not self._stays(model, list(start), end, held):
             return False
         self._seen_still(arm, rested=True)
         return True
@@ -476,13 +474,12 @@ class Engine:
         """Whether a command to the arm went unanswered (it may still run: the arm is never taken as at rest)."""
         return arm in self._lost
 
-    def _hold(self, model: ArmModel, here: list, end: float) -> bool:
-        """Command a still arm to stay where ALMotion commands it now (``getAngles`` without the sensors: where a
-        joint under load sags, its sensed angle is off its command and the sensor may be too, so the reading
-        ``here`` is not sent): ALMotion takes a joint's newest command, so the one it was on its way to is gone,
-        and the joints' command does not change: it moves nothing. Only where that command is within SAG of the
-        reading (else False, nothing sent); at HOLD_SPEED; under the lock that orders every command, so the other
-        arm's checks see it."""
+    def _stays(self, model: ArmModel, here: list, end: float, hold: bool) -> bool:
+        """Whether ALMotion commands a still arm, read at ``here``, within SAG of there (``getAngles`` without the
+        sensors; a joint under load sags off its command). With ``hold``, command it to stay at that command (the
+        reading ``here`` is not sent: its sensor may be off too): ALMotion takes a joint's newest command, so the one
+        it was on its way to is gone, and the joints' command does not change: it moves nothing; at HOLD_SPEED;
+        under the lock that orders every command, so the other arm's checks see it."""
         names = list(model.names)
         try:
             commanded = [float(q) for q in model.clamp(self.motion.numbers("getAngles", names, False, count=5,
@@ -491,6 +488,8 @@ class Engine:
             return False
         if apart(commanded, here) > SAG:
             return False
+        if not hold:
+            return True
         with self._commit:
             if apart(commanded, self.aim.get(model.arm, commanded)) > 1e-9:  # else its last command is ALMotion's
                 self.send(model.arm, names, commanded, HOLD_SPEED, end)

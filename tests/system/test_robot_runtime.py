@@ -263,6 +263,61 @@ def test_the_commands_that_may_still_move_an_arm():
     assert holds(*commands.box(model, still, proof - 0.3)[:2], second)  # before the proof: as before it
 
 
+class _Link:
+    """ALMotion's answers to the runtime's at-rest proof: isCollision's, the sensed readings in turn, the command."""
+
+    def __init__(self, collision: str, readings: list, commanded: list):
+        self.collision, self.readings, self.commanded, self.asked = collision, list(readings), commanded, []
+
+    def start(self, method, args, end):
+        self.asked.append((method, args[-1] if method == "getAngles" else None, time.monotonic()))
+        return method, args
+
+    def result(self, pending):
+        method, args = pending
+        if method == "isCollision":
+            return self.collision
+        return self.readings.pop(0) if args[1] else self.commanded
+
+
+def test_an_arm_is_at_rest_only_once_still_over_the_cycles_after_every_answer():
+    """The runtime's proof (NaoArmIK._at_rest): every command answered before the reading, none lost; five more
+    readings a cycle apart within STILL of it; ALMotion commanding the arm within SAG of there; the robot's
+    protection not holding it. Only then are its commands recorded as done."""
+    from nao_ik.geometry.scalar.sweep import CYCLE, STOPPED_CYCLES
+    from nao_ik.robot.service import NaoArmIK
+
+    model = MODELS["LArm"]
+    here, there = list(model.neutral), [0.1, -0.25, -0.11, -1.29, 0.0]
+    moving = here[:3] + [here[3] + 0.002, here[4]]
+
+    def proof(collision="none", readings=None, commanded=here, answered=True, lost=False):
+        ik = NaoArmIK.__new__(NaoArmIK)
+        ik._commands = Commands()
+        e = ik._commands.add("LArm", there, 0.5, 3.0, _Future(answered))
+        e.lost = lost
+        ik._link = _Link(collision, [here] * STOPPED_CYCLES if readings is None else readings, commanded)
+        asked = time.monotonic() + 0.001  # the reading: after the answer was seen
+        e.taken_by(asked - 0.0005)
+        return ik, ik._at_rest("LArm", here, asked, time.monotonic() + 2.0), asked
+
+    ik, rest, asked = proof()
+    assert rest and ik._commands.box(model, here, asked)[:2] == (here, here)
+    gets = [t for m, sensors, t in ik._link.asked if m == "getAngles" and sensors]
+    assert len(gets) == STOPPED_CYCLES and min(b - a for a, b in zip(gets, gets[1:])) >= 0.9 * CYCLE
+    for why, args in [
+        ("a command not answered", {"answered": False}),
+        ("a command whose answer never came", {"lost": True}),
+        ("the robot's protection holds it", {"collision": "collision"}),
+        ("it sets off", {"readings": [here] * (STOPPED_CYCLES - 1) + [moving]}),
+        ("ALMotion commands it elsewhere", {"commanded": there}),
+    ]:
+        ik, rest, asked = proof(**args)
+        assert not rest, why
+        lo, hi, _ = ik._commands.box(model, here, asked)
+        assert all(a <= g <= b for a, g, b in zip(lo, there, hi)), why  # still on its way there
+
+
 # ------------------------------------------------------------------ the grammar and the imports
 
 
@@ -1037,6 +1092,50 @@ def test_a_reach_while_the_arm_is_on_its_way_is_checked_from_all_of_its_way(here
     assert motion(model, start, blind.angles, body)[0]
     way = (np.minimum(start, going["angles"]).tolist(), np.maximum(start, going["angles"]).tolist())
     assert not motion(model, start, blind.angles, body, way=way)[0]
+    assert here.robot.motion.getCollisionStops() == []
+
+
+def test_a_reach_while_the_arm_is_on_its_way_waits_for_it_to_stop(here):
+    """ON_ITS_WAY's two reaches again, the first fast enough to end within the second's budget: the second waits
+    for the arm to stop at the first and is sent from there; the simulated robot's protection stops nothing."""
+    first, second = ON_ITS_WAY
+    going = here.ik.reachToWithSpeed("LArm", *first, "", 0.5)
+    t0 = time.monotonic()
+    got = here.ik.reachToWithArm("LArm", *second, "")
+    waited = time.monotonic() - t0
+    assert going["moved"] and got["moved"] and got["reached"] and got["commands"] == 1, got
+    assert [c["angles"] for c in here.sent()] == [going["angles"], got["angles"]]
+    assert waited > 0.1 and here.robot.motion.getCollisionStops() == []
+
+
+def test_a_reach_barred_by_where_the_other_arm_may_still_go_goes_once_it_rests(here, monkeypatch):
+    """The runtime sent the left arm to LEFT_IN_THE_WAY, and holds that command as possibly running (here for 30 s);
+    another client then moved the arm to LEFT_OUT_OF_THE_WAY, where it stays. The right arm's reach for
+    RIGHT_TARGET, barred by the left arm's way back in, goes once the left arm is proven at rest: the answer
+    keeps clear of it where it stands."""
+    import nao_ik.robot.service as runtime
+
+    monkeypatch.setattr(runtime, "run_time", lambda *args: 30.0)
+    left, right = MODELS["LArm"], arm_model("RArm")
+    names = list(left.names)
+
+    def elsewhere(q):  # another client's move, behind the runtime's back
+        here.robot.motion.setCollisionProtectionEnabled("Arms", False)
+        here.user.service("ALMotion").setAngles(names, q, 1.0)
+        _arrive(here, names, q)
+        here.robot.motion.setCollisionProtectionEnabled("Arms", True)
+
+    elsewhere(LEFT_OUT_OF_THE_WAY)
+    going = here.ik.reachToWithSpeed("LArm", *kinematics.forward(arm_model("LArm"), LEFT_IN_THE_WAY).tolist(), "", 1.0)
+    assert going["moved"], going
+    _arrive(here, names, going["angles"])
+    elsewhere(LEFT_OUT_OF_THE_WAY)
+    lo, hi, _ = here.service._commands.box(left, LEFT_OUT_OF_THE_WAY, runtime.now())
+    assert lo != hi  # the record: the left arm may still be on its way in
+    got = here.ik.reachToWithArm("RArm", *RIGHT_TARGET, "")
+    assert got["moved"] and got["reached"], got
+    body = posture_body(None, (arm_model("LArm"), LEFT_OUT_OF_THE_WAY))
+    assert clearance(right, got["angles"], body).distance >= MARGIN - 1e-9
     assert here.robot.motion.getCollisionStops() == []
 
 

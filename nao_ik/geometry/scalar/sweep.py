@@ -47,6 +47,10 @@ STILL = 5e-4
 #: many cycles after every command to it was answered is not on its way to any of them (unless the robot's
 #: collision protection holds it: ``isCollision``).
 STOPPED_CYCLES = 5
+#: A still arm whose sensed angles are all within SAG (rad) of its command has arrived too: under load, Smart
+#: Stiffness lets a joint rest a few hundredths of a radian short of its command (the stub sags up to 0.05).
+#: What follows is checked again from where the arm is (the certified check assumed ARRIVED).
+SAG = 0.06
 #: Cycles a joint retargeted during a move keeps going its old way before it turns (Aldebaran's joint-control
 #: documentation: "about 4 cycles", about 0.02 rad at 10 % of HeadYaw's speed).
 OVERSHOOT_CYCLES = 4

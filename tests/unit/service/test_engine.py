@@ -20,6 +20,7 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik._sent["LArm"].answered.return_value = answered
     ik.motion = mocker.Mock(timeout=1.0)
     ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
+    ik.motion.numbers.return_value = list(HERE)  # getAngles without the sensors: ALMotion commands it there
     ik._lost, ik._commit, ik._aimed_list = set(), threading.RLock(), {}
     ik.aim, ik._aim_speed = {"LArm": list(THERE)}, {}
     ik._sent_at = {"LArm": time.monotonic() - sent_ago}
@@ -29,8 +30,9 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
 def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answer(mocker):
     """At rest: every command answered, the last sent long ago, and still over STOPPED_CYCLES cycles of readings
     taken after that; not where a command is unanswered or was lost (it may still set the arm off), was sent
-    just now, or where the readings show the arm setting off. Where the robot's protection holds it (and may let
-    go), at rest once it is commanded to stay where it stands, and not before it was seen still."""
+    just now, where the readings show the arm setting off, or where ALMotion commands it elsewhere. Where the
+    robot's protection holds it (and may let go), at rest once it is commanded to stay where it stands, and not
+    before it was seen still."""
     model, end = arm_model("LArm"), time.monotonic() + 5.0
     still = [HERE] * (STOPPED_CYCLES + 1)
     assert _engine(mocker, still).at_rest(model, HERE, end)
@@ -39,6 +41,9 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     lost = _engine(mocker, still)
     lost._lost.add("LArm")
     assert not lost.at_rest(model, HERE, end)
+    blocked = _engine(mocker, still)  # held short of ALMotion's command by something else (a hand, a table)
+    blocked.motion.numbers.return_value = list(THERE)
+    assert not blocked.at_rest(model, HERE, end)
     setting_off = [HERE] * STOPPED_CYCLES + [[0.002, 0.3, -1.0, -0.5, 0.0]]  # the last reading: it moves
     assert not _engine(mocker, setting_off).at_rest(model, HERE, end)
     held = _engine(mocker, still)  # the robot's protection holds it short: it may let go
