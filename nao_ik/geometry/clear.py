@@ -41,7 +41,10 @@ RAYS = tuple(d for d in itertools.product((-1.0, 0.0, 1.0), repeat=3) if sum(map
 #: Steps along each ray (metres) and how many; bisections of the first clear step.
 STEP = 0.02
 STEPS = 8
-BISECT = 5
+#: The bisections tried in one batch each (:func:`_bisect`): in as few batches as the points they try (2^levels - 1
+#: each) cost no more than the batches they spare.
+AT_ONCE = (3, 2)
+BISECT = sum(AT_ONCE)
 
 
 class Clear(NamedTuple):
@@ -103,11 +106,8 @@ def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, ba
     d_flat, b_flat = dirs.reshape(-1, 3)[rows], np.repeat(bases, k, axis=0)[rows]
     w_flat = np.repeat(q0[:, 4], k)[rows]
     lo, hi, bq = lo.ravel()[rows], hi.ravel()[rows], best_q.reshape(-1, 5)[rows]
-    for _ in range(BISECT):
-        mid = 0.5 * (lo + hi)
-        ok, qm = sampled_clear(model, b_flat + mid[:, None] * d_flat, w_flat)
-        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
-        bq = np.where(ok[:, None], qm, bq)
+    for levels in AT_ONCE:
+        lo, hi, bq = _bisect(model, b_flat, d_flat, w_flat, lo, hi, bq, levels)
     dist = np.full(m * k, np.inf)
     dist[rows] = np.linalg.norm(forward_batch(model, bq) - np.repeat(targets, k, axis=0)[rows], axis=1)
     allq = np.zeros((m * k, 5))
@@ -122,6 +122,40 @@ def closest_clear_batch(model: ArmModel, targets: np.ndarray, q0: np.ndarray, ba
         ok, nq = sampled_clear(model, forward_batch(model, out_q[rows]), q0[rows, 4], q0[rows])
         out_q[rows[ok]] = nq[ok]
     return out_q, np.linalg.norm(forward_batch(model, out_q) - targets, axis=1), found_any
+
+
+def _bisect(model: ArmModel, bases: np.ndarray, dirs: np.ndarray, wrist: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+            q: np.ndarray, levels: int) -> tuple:  # fmt: skip
+    """``levels`` bisections of each ray's bracket (lo, hi] (the clear end hi, its sample ``q``): every midpoint
+    they may take, 2^levels - 1 per ray, tried in one batch, then the bisections replayed on them (the same
+    midpoints and answers as one at a time, in one batch instead of ``levels``).
+
+    Returns:
+        (lo, hi, q) after them.
+    """
+    n = lo.size
+    if not n:
+        return lo, hi, q
+    los, his, mids = [lo[:, None]], [hi[:, None]], []
+    for _ in range(levels):  # the tree, level by level: node j's halves are nodes 2j (clear at its mid) and 2j + 1
+        mid = 0.5 * (los[-1] + his[-1])
+        mids.append(mid)
+        los.append(np.stack([los[-1], mid], axis=2).reshape(n, -1))
+        his.append(np.stack([mid, his[-1]], axis=2).reshape(n, -1))
+    width = [m.shape[1] for m in mids]
+    flat = np.concatenate(mids, axis=1)  # (n, 2^levels - 1)
+    ray = np.repeat(np.arange(n), flat.shape[1])
+    ok, qm = sampled_clear(model, bases[ray] + flat.ravel()[:, None] * dirs[ray], wrist[ray])
+    ok, qm = ok.reshape(n, -1), qm.reshape(n, -1, 5)
+    node, first, rows = np.zeros(n, dtype=np.int64), 0, np.arange(n)
+    for k, w in enumerate(width):
+        at = first + node
+        clear = ok[rows, at]
+        mid = mids[k][rows, node]
+        hi, lo = np.where(clear, mid, hi), np.where(clear, lo, mid)
+        q = np.where(clear[:, None], qm[rows, at], q)
+        node, first = 2 * node + ~clear, first + w
+    return lo, hi, q
 
 
 def ray_directions(model: ArmModel, bases: np.ndarray) -> np.ndarray:
