@@ -22,7 +22,11 @@ links allow, and the joint limits cut it further. Two cases:
 The distance returned in case 2 is a local minimum found from many starts,
 not a certificate; the tests compare it with a dense sampling of the joint
 space. Where the model has a body and that pose goes through it, the answer
-is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`).
+is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`);
+where only the body keeps the hand from the target (an exact solution
+within the limits reaches it), that is the search from the target itself,
+without the descent, and the start posture where it finds nothing clear (as
+:func:`nao_ik.solve_batch` answers): never a pose through the body.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 from ..kinematics.chain import chain, jacobian_columns
 from ..kinematics.ops import ARRAY, SCALAR
 from ..model.arm import ArmModel
+from .clear import closest_clear, unreachable_reason
 from .nearest import SLACK, move_time, nearest
 from .swivel import body_margin
 
@@ -94,11 +99,14 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
     if near.found:
         q = model.clamp(near.q)
         return Closest(q, _distance(model, q, t), True)
+    if model.body and unreachable_reason(model, t, q0).startswith("collision"):
+        # Only the body is in the way: without it the target itself is the closest pose; the nearest clear one
+        # toward it (the start posture where none is found).
+        found = closest_clear(model, t, q0)
+        return Closest(found.angles, found.distance, False)
     best = _search(model, t, q0, near.circle)
     if model.body and body_margin(model, best.angles) < -SLACK:
         # The closest pose goes through the body: the nearest clear one toward it.
-        from .clear import closest_clear
-
         found = closest_clear(model, t, q0, chain(model, list(best.angles)).hand)
         return Closest(found.angles, found.distance, False)
     return best

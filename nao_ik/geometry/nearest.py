@@ -66,6 +66,7 @@ move). From the neutral posture (no
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -84,6 +85,9 @@ from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, ta
 INF = float("inf")
 #: Every joint's weight 1 s/rad: the move time becomes the largest joint change (:func:`none_closer`).
 _UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
+#: Each thread's last search of one target with the body: a single solve asks it twice (the method's start or the
+#: continuity rule, then the body check of an answer inside the body), the same model, target and start.
+_LAST = threading.local()
 #: Rows at most this many left in a batch boundary search finish in the scalar one.
 HANDOFF = 8
 
@@ -163,8 +167,13 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     if ops is SCALAR:
         # One target: the float search with the body as its extra margin is cheaper than a sampled screen first
         # (the robot runtime runs the same function).
-        (q, phi, cost, found, _, _), _ = nearest_clear_scalar(model, t, q0, _body_extra(model))
-        return Nearest(q, phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
+        key = (tuple(float(x) for x in t), tuple(float(x) for x in q0))
+        last = getattr(_LAST, "search", None)
+        if last is None or last[0] is not model or last[1] != key:
+            (q, phi, cost, found, _, _), _ = nearest_clear_scalar(model, t, q0, _body_extra(model))
+            last = _LAST.search = (model, key, (tuple(q), phi, cost, found))
+        q, phi, cost, found = last[2]
+        return Nearest(list(q), phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
     from .sampled import first_clear
 
     free = _nearest(model.bodiless(), t, q0, ops)

@@ -68,11 +68,11 @@ def check_single(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0:
 
 
 def _clear_toward(model: ArmModel, target: Sequence[float], q0: Sequence[float], reason: str) -> tuple:
-    """(angles, distance): the closest clear pose; where the body alone is in the way, the search toward it."""
+    """(angles, distance): the closest clear pose; where the body alone is in the way, the search toward the target
+    (the start posture where it finds nothing clear, as :func:`~nao_ik.geometry.closest.closest` answers)."""
     if reason.startswith("collision"):
         got = closest_clear(model, target, q0)
-        if got.found:
-            return got.angles, got.distance
+        return got.angles, got.distance
     best = closest(model, target, q0)
     return best.angles, best.distance
 

@@ -64,3 +64,29 @@ def test_a_far_target_in_front_is_pointed_at():
         h = nao_ik.forward(sol.angles, "LArm") - s
         off = np.degrees(np.arccos(np.dot(h, t - s) / np.linalg.norm(h) / np.linalg.norm(t - s)))
         assert off < 0.01, (d, off)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_where_only_the_body_is_in_the_way_no_answer_goes_through_it(arm):
+    """The benchmark's targets that an exact solution within the limits reaches but the body keeps the hand from:
+    the single solve answers the nearest clear pose toward each, or, where that search finds none, the start
+    posture, as the batch does; never a pose through the body. (Without the body the target itself is the closest
+    pose: no descent from many starts is needed to find it.)"""
+    from nao_ik.evidence.protocol import sample_targets
+    from nao_ik.geometry.collision import clearance
+    from nao_ik.model.body import MARGIN
+
+    model = arm_model(arm)
+    targets = sample_targets(arm, 400, 5)
+    batch = nao_ik.solve_batch(targets, arm)
+    start = 0
+    for i, t in enumerate(targets):
+        got = nao_ik.solve(t, arm)
+        if not got.reason.startswith("collision"):
+            continue
+        if list(got.angles) == list(model.neutral):  # nothing clear found toward it
+            start += 1
+            assert list(batch.angles[i]) == list(model.neutral)
+        else:
+            assert clearance(model, got.angles, model.body).distance >= MARGIN - 1e-9, (i, got)
+    assert start >= 1
