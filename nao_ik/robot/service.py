@@ -199,8 +199,10 @@ class NaoArmIK(object):
                                % (arm, self._budget))  # fmt: skip
         try:
             got = self._answer(arm, target, method, speed, True, end)
-            while got["reason"].startswith(ON_ITS_WAY) and self._stopped(arm, end):
-                got = self._answer(arm, target, method, speed, True, end)  # from where it stopped
+            if got["reason"].startswith(ON_ITS_WAY) and self._stopped(arm, end):
+                # Once, from where it stopped: an arm still there and not proven at rest (held short of its command,
+                # a command never answered) stays so, and the reach is refused rather than spin out its budget.
+                got = self._answer(arm, target, method, speed, True, end)
             return got
         finally:
             turn.give()

@@ -318,6 +318,27 @@ def test_an_arm_is_at_rest_only_once_still_over_the_cycles_after_every_answer():
         assert all(a <= g <= b for a, g, b in zip(lo, there, hi)), why  # still on its way there
 
 
+def test_a_reach_on_its_way_waits_once_for_the_arm_to_stop(monkeypatch):
+    """A reach refused from the arm's way waits for the arm to stop and answers once more from there; still refused
+    then (an arm standing still that is not proven at rest: held short of its command), it is refused at once,
+    not answered again and again until its budget is spent."""
+    from nao_ik.robot.service import ON_ITS_WAY, NaoArmIK, Turn
+
+    ik = NaoArmIK.__new__(NaoArmIK)
+    ik._turns, ik._budget = {"LArm": Turn()}, 4.0
+    answers = []
+
+    def answer(*args):
+        answers.append(args)
+        return {"reason": ON_ITS_WAY + " crosses the head (call again once it stopped)"}
+
+    monkeypatch.setattr(ik, "_answer", answer)
+    monkeypatch.setattr(ik, "_stopped", lambda arm, end: time.sleep(0.01) or time.monotonic() < end)  # still
+    t0 = time.monotonic()
+    got = ik._reach("LArm", [0.1, 0.1, 0.1], "analytic", 0.2, True, t0 + 2.0)
+    assert got["reason"].startswith(ON_ITS_WAY) and len(answers) == 2 and time.monotonic() - t0 < 1.0
+
+
 # ------------------------------------------------------------------ the grammar and the imports
 
 

@@ -90,3 +90,44 @@ def test_where_only_the_body_is_in_the_way_no_answer_goes_through_it(arm):
         else:
             assert clearance(model, got.angles, model.body).distance >= MARGIN - 1e-9, (i, got)
     assert start >= 1
+
+
+def test_where_only_the_body_is_in_the_way_closest_runs_no_descent(monkeypatch):
+    """For those targets closest() goes straight to the nearest clear pose toward the target (no descent from many
+    starts to find the closest pose without the body: the target itself), and answers as that search does."""
+    import nao_ik.geometry.closest as module
+    from nao_ik.evidence.protocol import sample_targets
+    from nao_ik.geometry.clear import closest_clear
+
+    def descent(*args):
+        raise AssertionError("the descent ran")
+
+    model = arm_model("LArm")
+    blocked = [t for t in sample_targets("LArm", 200, 5) if nao_ik.solve(t, model).reason.startswith("collision")]
+    assert len(blocked) >= 10
+    monkeypatch.setattr(module, "_search", descent)
+    for t in blocked:
+        got, want = closest(model, t, model.neutral), closest_clear(model, t, model.neutral)
+        assert got.angles == want.angles and got.distance == want.distance and not got.exact
+
+
+def test_a_single_solves_second_search_with_the_body_is_its_first(monkeypatch):
+    """nearest() with the body on one target (floats) keeps the thread's last search: the same model, target and
+    start get its answer again (a fresh list: a caller's change does not reach it); another of them searches."""
+    import nao_ik.geometry.nearest as module
+    from nao_ik.kinematics.ops import SCALAR
+
+    calls = []
+    search = module.nearest_clear_scalar
+    monkeypatch.setattr(module, "nearest_clear_scalar", lambda *a: calls.append(a) or search(*a))
+    monkeypatch.setattr(module._LAST, "search", None, raising=False)
+    model, other = arm_model("LArm"), arm_model("RArm")
+    t, q0 = [0.12, 0.15, 0.05], list(model.neutral)
+    first = module.nearest(model, t, q0, SCALAR)
+    first.q[0] = 99.0
+    again = module.nearest(model, list(t), tuple(q0), SCALAR)
+    assert len(calls) == 1 and again.q[0] != 99.0 and again.seconds == first.seconds
+    module.nearest(model, [0.12, 0.15, 0.06], q0, SCALAR)
+    module.nearest(other, t, list(other.neutral), SCALAR)
+    module.nearest(model._replace(body=model.body[:2]), t, q0, SCALAR)
+    assert len(calls) == 4
