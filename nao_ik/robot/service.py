@@ -55,6 +55,10 @@ MAX_CALLS = 8
 #: Why nothing was sent while the arm may still be on its way to an earlier command (a reach waits for it to stop,
 #: within its budget, then answers from there).
 ON_ITS_WAY = "motion: the move from where the arm may still be on its way to its last command"
+#: How such a refusal ends: the arm may still be moving (the budget ended first), or it stopped and still is not
+#: proven at rest (:meth:`NaoArmIK._at_rest`).
+AGAIN = "(call again once it stopped)"
+STILL_HELD = "(it stopped, short of that command or with a command ALMotion did not answer: not proven at rest)"
 #: The other arm of each arm.
 OTHER = {"LArm": "RArm", "RArm": "LArm"}
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
@@ -203,6 +207,8 @@ class NaoArmIK(object):
                 # Once, from where it stopped: an arm still there and not proven at rest (held short of its command,
                 # a command never answered) stays so, and the reach is refused rather than spin out its budget.
                 got = self._answer(arm, target, method, speed, True, end)
+                if got["reason"].startswith(ON_ITS_WAY):
+                    got["reason"] = got["reason"].replace(AGAIN, STILL_HELD)
             return got
         finally:
             turn.give()
@@ -441,4 +447,4 @@ def _crossing(model, start, angles, body, answer, way=None):
         return ""
     if way is None:
         return "motion: the move crosses the %s" % (part or "body")
-    return "%s crosses the %s (call again once it stopped)" % (ON_ITS_WAY, part or "body")
+    return "%s crosses the %s %s" % (ON_ITS_WAY, part or "body", AGAIN)

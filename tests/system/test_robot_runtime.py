@@ -337,6 +337,7 @@ def test_a_reach_on_its_way_waits_once_for_the_arm_to_stop(monkeypatch):
     t0 = time.monotonic()
     got = ik._reach("LArm", [0.1, 0.1, 0.1], "analytic", 0.2, True, t0 + 2.0)
     assert got["reason"].startswith(ON_ITS_WAY) and len(answers) == 2 and time.monotonic() - t0 < 1.0
+    assert got["reason"].endswith("not proven at rest)"), got  # not "call again once it stopped": it has
 
 
 # ------------------------------------------------------------------ the grammar and the imports
