@@ -149,12 +149,13 @@ def sweep_moving(model: ArmModel, reading: Sequence[float], aim: Sequence[float]
 
 def sweep_from(model: ArmModel, start: Sequence[float], goal: Sequence[float], fraction: float,
                way: tuple | None = None, budget: int = BOX_BUDGET) -> Sweep:  # fmt: skip
-    """One command's check: from ``start`` (:func:`sweep`), or with ``way`` (reading, aim, aim's fraction, and
-    optionally the earlier aims a joint may still brake toward: an arm that may still be on its way) from anywhere
-    on that way (:func:`sweep_moving`)."""
+    """One command's check: from ``start`` (:func:`sweep`), or with ``way`` (reading, aim, aim's fraction, and the
+    earlier aims a joint may still brake toward: an arm that may still be on its way) from anywhere on that way
+    (:func:`sweep_moving`)."""
     if way is None:
         return sweep(model, start, goal, fraction, budget=budget)
-    return sweep_moving(model, way[0], way[1], way[2], goal, budget=budget, earlier=way[3] if len(way) > 3 else ())
+    reading, aim, aim_fraction, earlier = way
+    return sweep_moving(model, reading, aim, aim_fraction, goal, budget=budget, earlier=earlier)
 
 
 def first_direct(model: ArmModel, start: Sequence[float], candidates: Iterable[Sequence[float]], fraction: float,

@@ -36,7 +36,7 @@ import time
 import qi
 
 from ..geometry.scalar.clearance import clearance
-from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES
+from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES, apart
 from ..model.body_data import BODY_JOINTS, MARGIN, OTHER_ARM, body_rows
 from ..service.methods import publish
 from . import checks
@@ -44,8 +44,6 @@ from .arms import MODELS
 from .link import MOTION_TIMEOUT, Link, first_line, now
 from .other import KEEP, Commands, rows, run_time
 from .solve import EPS, distance, forward, motion, other_direct, solve
-
-#: The joints that place the body's thighs (HipPitch) and head, read with the arms.
 
 DEFAULT_SPEED = 0.2
 #: Seconds one call of the service may take, from its arrival to its command (waiting for the arm included).
@@ -341,16 +339,22 @@ class NaoArmIK(object):
         names, last = list(MODELS[arm].names), None
         while now() + (STOPPED_CYCLES + 2) * CYCLE < end:
             time.sleep(CYCLE)
-            try:
-                q = _floats(self._link.result(self._link.start("getAngles", (names, True), end)), 5)
-            except RuntimeError:
-                return False
+            q = self._angles(names, True, end)
             if q is None:
                 return False
-            if last is not None and max(abs(a - b) for a, b in zip(q, last)) <= STILL:
+            if last is not None and apart(q, last) <= STILL:
                 return True
             last = q
         return False
+
+    @qi.nobind
+    def _angles(self, names, sensors, end):
+        """One arm's five angles from ALMotion.getAngles (``sensors``: sensed, else commanded); None where the call
+        fails or answers something else."""
+        try:
+            return _floats(self._link.result(self._link.start("getAngles", (names, sensors), end)), 5)
+        except RuntimeError:
+            return None
 
     @qi.nobind
     def _at_rest(self, arm, start, asked, end):
@@ -371,18 +375,15 @@ class NaoArmIK(object):
                 return False
         except RuntimeError:
             pass  # an ALMotion without it, or no answer: as the computer-side service (no protection known)
-        try:
-            for _ in range(STOPPED_CYCLES):
-                time.sleep(CYCLE)
-                q = _floats(self._link.result(self._link.start("getAngles", (names, True), end)), 5)
-                if q is None or max(abs(a - b) for a, b in zip(model.clamp(q), start)) > STILL:
-                    return False
-            # ALMotion commands it there (within SAG: a joint under load sags off its command), else something
-            # holds it short of its command (a hand, a table) and may let go.
-            q = _floats(self._link.result(self._link.start("getAngles", (names, False), end)), 5)
-        except RuntimeError:
-            return False
-        if q is None or max(abs(a - b) for a, b in zip(model.clamp(q), start)) > SAG:
+        for _ in range(STOPPED_CYCLES):
+            time.sleep(CYCLE)
+            q = self._angles(names, True, end)
+            if q is None or apart(model.clamp(q), start) > STILL:
+                return False
+        # ALMotion commands it there (within SAG: a joint under load sags off its command), else something holds it
+        # short of its command (a hand, a table) and may let go.
+        q = self._angles(names, False, end)
+        if q is None or apart(model.clamp(q), start) > SAG:
             return False
         self._commands.rest(arm, asked)
         return True

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES
+from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES, apart
 from ..geometry.sweep import ARRIVED, BRAKE, Plan, Sweep, first_direct, plan, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
@@ -74,15 +74,17 @@ class Way(NamedTuple):
 
 
 class _Aimed:
-    """A command recorded for an arm: its posture and fraction, its call's future (None where its answer had come
-    when it was recorded, or never will), when its answer was first seen (when ALMotion took it, or later), and
-    whether the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved
-    at rest: :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
+    """A command recorded for an arm: its posture and fraction, when it was sent (monotonic s, taken once the call
+    went out: readings asked before do not show it), its call's future (None where its answer had come when it
+    was recorded, or never will), when its answer was first seen (when ALMotion took it, or later), and whether
+    the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved at rest:
+    :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
 
-    __slots__ = ("aim", "fraction", "future", "seen", "rested")
+    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested")
 
-    def __init__(self, aim: list, fraction: float, future: Any, seen: float | None):
-        self.aim, self.fraction, self.future, self.seen, self.rested = aim, fraction, future, seen, False
+    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None):
+        self.aim, self.fraction, self.sent, self.future, self.seen = aim, fraction, sent, future, seen
+        self.rested = False
 
 
 class Promise(NamedTuple):
@@ -130,11 +132,6 @@ class StoppedShort(StoppedOnItsWay):
     """An arm stays short of a posture it was sent to, the robot's protection not holding it (:meth:`Engine.arrive`)."""
 
 
-def apart(a: Any, b: Any) -> float:
-    """How far apart two postures are: their largest joint difference (rad)."""
-    return max(abs(x - y) for x, y in zip(a, b))
-
-
 def still_for(still: int, now: Any, last: Any) -> int:
     """Readings in a row the arm has not moved (by more than STILL a cycle), counting ``now``."""
     return still + 1 if last is not None and apart(now, last) <= STILL else 0
@@ -176,14 +173,13 @@ class Engine:
         self.motion = MotionLink(session, motion_timeout, self._new_motion)
         self.sensed = SensedCache(self.motion, [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS)
         self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
-        self.aim: dict[str, list] = {}  # the last posture commanded to each arm (the motion may still run)
-        self._sent_at: dict[str, float] = {}  # when it was sent (monotonic s): readings older do not show it
         # Arms with a command ALMotion never answered or failed (it may have run, or may still): never taken as
         # at rest again (a new ALMotion proxy does not tell what the old one ran).
         self._lost: set[str] = set()
-        self._aim_speed: dict[str, float] = {}  # and its fractionMaxSpeed
         # Per arm, its commands whose goal its joints may still head for (the last, and those before it until
-        # BRAKE x their fraction after the next one was taken), oldest first (:meth:`_earlier`).
+        # BRAKE x their fraction after the next one was taken), oldest first (:meth:`_earlier`); never empty once
+        # the arm was commanded (each change assigns a whole list): its last entry is the arm's last command
+        # (:meth:`last`, :attr:`aim`).
         self._aimed_list: dict[str, list[_Aimed]] = {}
         # Commands recorded so far (any arm), and the count each thread's last arm_state saw: a command checked
         # against a body older than the last command is checked again before it goes (:meth:`_send_checked`).
@@ -378,7 +374,7 @@ class Engine:
                     if other is not None:
                         goal, route = other
             if route is None:
-                route, way = self._route(model, start, goal, speed, still, end, direct)
+                route, way = self.rested_route(model, start, goal, speed, still, end, direct)
         while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
             # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
             early = False
@@ -392,7 +388,7 @@ class Engine:
             model, start = self.wait_still(model, job, end, what, ready=onward)
             waited[0] += time.perf_counter() - t0
             near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
-            route, way = (self._route(model, start, goal, speed, not early, end) if near.distance >= MARGIN - 1e-6
+            route, way = (self.rested_route(model, start, goal, speed, not early, end) if near.distance >= MARGIN - 1e-6
                           else (None, None))  # fmt: skip
             if tried and route is not None and route.commands and route.commands != [goal] and way is None:
                 # The arm at rest now: its other postures again, from where it is alone.
@@ -401,7 +397,7 @@ class Engine:
                 if other is not None:
                     goal, route = other
         other = self.model(OTHER_ARM[model.arm], end)
-        if move and (route is None or not route.commands) and self.aim.get(other.arm) is not None:
+        if move and (route is None or not route.commands) and self.last(other.arm) is not None:
             # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
             # until it is there (at once if it is), and plan again from a fresh reading.
             t0 = time.perf_counter()
@@ -420,12 +416,12 @@ class Engine:
         q = first_direct(model, start, others(model, list(start)), speed, way)
         return None if q is None else (q, Plan([q], "", move_seconds(model, start, q, speed)))
 
-    def _route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float,
-               direct: Sweep | None = None) -> tuple:  # fmt: skip
+    def rested_route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float,
+                     direct: Sweep | None = None) -> tuple:  # fmt: skip
         """:meth:`route` (``direct``: its first test, done already); where the arm's way to its last command bars
-        the move and the arm was seen still at ``start``, stopped short of that command (a sagging joint, the
-        robot's protection) and :meth:`at_rest` there (it will not set off toward it any more), again from where
-        it is alone."""
+        the move and, with ``still`` (the arm may have stopped at ``start``: the proof is worth its cycles), it is
+        :meth:`at_rest` there, stopped short of that command (a sagging joint, the robot's protection; it will not
+        set off toward it any more), again from where it is alone."""
         route, way = self.route(model, start, goal, speed, direct=direct)
         if still and route.reason == MOVING and self.at_rest(model, start, end):
             route, way = self.route(model, start, goal, speed, True)
@@ -446,11 +442,11 @@ class Engine:
         replaces that command.
         """
         arm, names = model.arm, list(model.names)
-        aim = self.aim.get(arm)
-        if aim is None or apart(aim, start) <= 1e-9:
+        last = self.last(arm)
+        if last is None or apart(last.aim, start) <= 1e-9:
             return True  # no command it may still be on its way to (:meth:`way`)
-        sent = self._sent_at[arm]  # recorded with the aim
-        if arm in self._lost or not self._sent[arm].answered() or time.monotonic() - sent <= STOPPED_CYCLES * CYCLE:
+        recent = time.monotonic() - last.sent <= STOPPED_CYCLES * CYCLE
+        if arm in self._lost or not self._sent[arm].answered() or recent:
             return False
         try:
             self._protected(arm, end, "short of its last command")
@@ -463,12 +459,22 @@ class Engine:
             now, _ = self.sensed.read(names, left(end), fresh=True)
             if apart(model.clamp(now), start) > STILL:
                 return False
-        if self._sent_at.get(arm) != sent:
+        if self.last(arm) is not last:
             return False  # sent to meanwhile
         if not self._stays(model, list(start), end, held):
             return False
         self._seen_still(arm, rested=True)
         return True
+
+    def last(self, arm: str) -> _Aimed | None:
+        """The arm's last command (None before the first)."""
+        entries = self._aimed_list.get(arm)
+        return entries[-1] if entries else None
+
+    @property
+    def aim(self) -> dict[str, list]:
+        """The last posture commanded to each arm (the motion may still run)."""
+        return {arm: entries[-1].aim for arm, entries in list(self._aimed_list.items()) if entries}
 
     def lost(self, arm: str) -> bool:
         """Whether a command to the arm went unanswered (it may still run: the arm is never taken as at rest)."""
@@ -491,7 +497,8 @@ class Engine:
         if not hold:
             return True
         with self._commit:
-            if apart(commanded, self.aim.get(model.arm, commanded)) > 1e-9:  # else its last command is ALMotion's
+            last = self.last(model.arm)
+            if last is None or apart(commanded, last.aim) > 1e-9:  # else its last command is ALMotion's
                 self.send(model.arm, names, commanded, HOLD_SPEED, end)
         return True
 
@@ -530,12 +537,12 @@ class Engine:
         """The arm's way from its reading ``start`` toward its last command (and the earlier ones it may still be
         braking toward: :meth:`_earlier`); None when it is at its last command and heads for no other."""
         with self._commit:
-            aim = self.aim.get(model.arm)
+            last = self.last(model.arm)
             earlier = self._earlier(model.arm)
             # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
-            if aim is None or not earlier and apart(aim, start) <= 1e-9:
+            if last is None or not earlier and apart(last.aim, start) <= 1e-9:
                 return None
-            return Way(list(start), list(aim), self._aim_speed.get(model.arm, 1.0), earlier)
+            return Way(list(start), list(last.aim), last.fraction, earlier)
 
     def _earlier(self, arm: str) -> tuple:
         """(aim, fraction) of the arm's commands before its last one that its joints may still head for: a joint
@@ -565,9 +572,8 @@ class Engine:
         :meth:`way` takes it: every joint within 1e-9; a joint braking toward an earlier one passes there moving,
         all five at once only by chance): it rests there, heading for no earlier command. The caller holds the
         commit lock."""
-        entries = self._aimed_list.get(arm)
-        late = asked >= self._sent_at.get(arm, math.inf) + CYCLE
-        if entries and late and apart(entries[-1].aim, reading) <= 1e-9:
+        last = self.last(arm)
+        if last is not None and asked >= last.sent + CYCLE and apart(last.aim, reading) <= 1e-9:
             self._seen_still(arm, rested=True)
 
     def _seen_still(self, arm: str, rested: bool = False) -> None:
@@ -592,7 +598,8 @@ class Engine:
         Returns:
             (model, start) as :meth:`arm_state` reads them then (None without ``state``).
         """
-        arm, names, aim = model.arm, list(model.names), self.aim.get(model.arm)
+        arm, names, last = model.arm, list(model.names), self.last(model.arm)
+        aim = None if last is None else last.aim
         last, still = None, 0
         while True:
             now, _ = self.sensed.read(names, left(end), fresh=True)
@@ -737,8 +744,8 @@ class Engine:
                 return False
             self._aims += 1  # the other arm's bodies read before are smaller
             self._seen.aims = self._aims
-            aim = self.aim.get(arm)
-            self._ahead[arm] = Promise([list(q) for q in points], speed, lead, [] if aim is None else [aim])
+            last = self.last(arm)
+            self._ahead[arm] = Promise([list(q) for q in points], speed, lead, [] if last is None else [last.aim])
             return True
 
     def release(self, arm: str) -> None:
@@ -765,14 +772,14 @@ class Engine:
                 self._ahead[arm] = Promise(rest, promised.speed, promised.lead and ahead is None, recent)
             if ahead is None:
                 self._aims += 1
-            self.aim[arm] = [float(q) for q in angles]
-            self._sent_at[arm] = sent
-            self._aim_speed[arm] = speed
-            entries = self._aimed_list.get(arm)
-            if entries and entries[-1].rested:  # the arm rested since its last command: it brakes toward none
-                del self._aimed_list[arm]
-            self._earlier(arm)  # drops what no longer moves it
-            self._aimed_list.setdefault(arm, []).append(_Aimed(self.aim[arm], speed, future, seen))
+            last = self.last(arm)
+            if last is not None and last.rested:  # the arm rested since its last command: it brakes toward none
+                entries = []
+            else:
+                self._earlier(arm)  # drops what no longer moves it
+                entries = self._aimed_list.get(arm, [])
+            new = _Aimed([float(q) for q in angles], speed, sent, future, seen)
+            self._aimed_list[arm] = entries + [new]  # one assignment: readers without the lock see a whole list
 
     def _settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
@@ -796,7 +803,9 @@ class Engine:
         other = self.model(OTHER_ARM[arm], end)
         names = list(model.names)
         read = names + list(other.names) + BODY_JOINTS
-        current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, self._sent_at.get(arm, -math.inf))
+        last = self.last(arm)  # a reading asked before its last command went does not show it
+        since = -math.inf if last is None else last.sent
+        current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, since)
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
             current, stiff, reading = self.sensed.read_timed(read, left(end), fresh=True)
@@ -808,8 +817,8 @@ class Engine:
             asked = reading.asked if reading is not None else -math.inf
             self._at_aim(arm, start, asked)
             self._at_aim(other.arm, other.clamp(current[5:10]), asked)
-            aim = self.aim.get(other.arm)  # the other arm may still be on its way there: all of it is the body
-            fraction = self._aim_speed.get(other.arm, 1.0)
+            last = self.last(other.arm)  # the other arm may still be on its way there: all of it is the body
+            aim, fraction = (None, 1.0) if last is None else (last.aim, last.fraction)
             earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
             promised = self._ahead.get(other.arm)
         if model.body:

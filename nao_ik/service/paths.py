@@ -285,10 +285,9 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
     """(index of the first point not to send, why) where a point or the motion to it meets the body; None.
 
     With ``lead``, the first point is reached like a reach (:meth:`Engine.command`: a plan from the arm's
-    posture, swung out where needed; from ``start`` alone where the arm is :meth:`Engine.at_rest` there short of
-    its last command (proved by ``end``, the call's deadline), as a reach) and waited for;
-    else (:func:`_leads`: the arm at rest within a cycle of
-    it) its motion is checked from the reading.
+    posture, swung out where needed; from ``start`` alone where the arm rests there short of its last command:
+    :meth:`Engine.rested_route`, proved by ``end``, the call's deadline) and waited for; else (:func:`_leads`: the
+    arm at rest within a cycle of it) its motion is checked from the reading.
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
     the points commanded since the last one it has surely reached (:func:`nao_ik.geometry.sweep.stream_regions`),
     each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
@@ -302,9 +301,7 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
         if near.distance < MARGIN - 1e-6:
             return k, f"collision: {near.part} at point {k}"
     if lead:
-        route, _ = engine.route(model, start, path[0], speed)
-        if route.reason == MOVING and end and engine.at_rest(model, start, end):
-            route, _ = engine.route(model, start, path[0], speed, True)
+        route, _ = engine.rested_route(model, start, path[0], speed, bool(end), end)
         if not route.commands:
             return 0, f"{route.reason} (the path's first point)"
     base = path[0] if lead else start

@@ -174,6 +174,12 @@ def overshoots(model, start, aim, fraction):
     return low, high
 
 
+def apart(a, b):
+    # type: (Sequence[float], Sequence[float]) -> float
+    """How far apart two postures are: their largest joint difference (rad; what STILL and SAG bound)."""
+    return max(abs(x - y) for x, y in zip(a, b))
+
+
 def way_box(model, reading, aims):
     # type: (Any, Sequence[float], Sequence[Tuple[Sequence[float], float]]) -> Tuple[List[List[float]], List[float], List[float]]
     """(postures, growth below, growth above): the box an arm may be in from ``reading`` on while it may still head

@@ -6,10 +6,16 @@ import time
 import pytest
 
 from nao_ik.model.arm import arm_model
-from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer
+from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer, _Aimed
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
 THERE = [0.5, 0.3, -1.0, -0.5, 0.0]  # its last command, far from where it stands
+
+
+def _commanded(q: list, sent_ago: float = 1.0) -> dict:
+    """The LArm's record of one command to ``q``, sent (and answered) ``sent_ago`` s ago, at full speed."""
+    sent = time.monotonic() - sent_ago
+    return {"LArm": [_Aimed(list(q), 1.0, sent, None, sent)]}
 
 
 def _engine(mocker, readings, answered=True, sent_ago=1.0):
@@ -21,9 +27,7 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik.motion = mocker.Mock(timeout=1.0)
     ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
     ik.motion.numbers.return_value = list(HERE)  # getAngles without the sensors: ALMotion commands it there
-    ik._lost, ik._commit, ik._aimed_list = set(), threading.RLock(), {}
-    ik.aim, ik._aim_speed = {"LArm": list(THERE)}, {}
-    ik._sent_at = {"LArm": time.monotonic() - sent_ago}
+    ik._lost, ik._commit, ik._aimed_list = set(), threading.RLock(), _commanded(THERE, sent_ago)
     return ik
 
 
@@ -58,7 +62,7 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     assert not moving.at_rest(model, HERE, end) and not moving.send.called
     # No command it may be on its way to: at rest at once, nothing read.
     none = _engine(mocker, [])
-    none.aim = {}
+    none._aimed_list = {}
     assert none.at_rest(model, HERE, end)
 
 
@@ -69,7 +73,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     ik.motion = mocker.Mock()
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
-    ik._lost, ik.aim, ik._sent_at, ik._aim_speed = set(), {}, {}, {}
+    ik._lost = set()
     ik._commit, ik._aims, ik._seen, ik._ahead, ik._aimed_list = threading.RLock(), 0, threading.local(), {}, {}
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
@@ -87,7 +91,7 @@ def test_a_path_streams_only_from_an_arm_at_rest_within_a_cycle_of_its_first_poi
     moving = _engine(mocker, [])
     assert _leads(moving, model, HERE, near, 1.0)  # on its way to THERE
     still = _engine(mocker, [])
-    still.aim = {"LArm": list(HERE)}
+    still._aimed_list = _commanded(HERE)
     assert not _leads(still, model, HERE, near, 1.0)
     assert _leads(still, model, HERE, THERE, 1.0)  # far: 0.5 rad of ShoulderPitch
 
@@ -153,7 +157,7 @@ def _reading_right_at(mocker, right: list) -> Engine:
     reading = [0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0] + [0.0] * 4  # hips, head, the legs standing
     ik.sensed.read_timed.return_value = (reading, [1.0] * 18, None)
     ik._commit, ik._aims, ik._seen, ik._aimed_list = threading.RLock(), 0, threading.local(), {}
-    ik.aim, ik._aim_speed, ik._sent_at, ik._bodies, ik._ahead = {}, {}, {}, {}, {}
+    ik._bodies, ik._ahead = {}, {}
     ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
     return ik
 
