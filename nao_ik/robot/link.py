@@ -56,8 +56,11 @@ class Link(object):
         """
         end = min(now() + self.timeout, end)
         proxy = self._get(end)
+        call = getattr(proxy, method, None)
+        if call is None:  # an ALMotion without this method: the proxy itself is alive
+            raise RuntimeError("ALMotion has no method %s" % method)
         try:
-            fut = getattr(proxy, method)(*args, _async=True)
+            fut = call(*args, _async=True)
         except Exception as e:  # a dead proxy fails at once
             self._drop(proxy)
             raise RuntimeError("ALMotion.%s failed: %s" % (method, first_line(e)))
