@@ -60,11 +60,11 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
     for tol_mm in (1.0, 0.1):
         step(f"Table 1 at {tol_mm:g} mm")
         tol = tol_mm * 1e-3
-        timing = timed_turns(method_calls(OURS, tol), targets[: size.timed], size)
+        timing = timed_turns(method_calls(OURS, tol, ik), targets[: size.timed], size)
         rows = [ours_row(m, targets, tol, timing[m]) for m in OURS]
         rows.append(almotion_row(targets, tol, timing[ALMOTION]))
         if ik:
-            rows.append(ikpy_row(ik, targets, tol_mm * 1e-3, size))
+            rows.append(ikpy_row(ik, targets, tol_mm * 1e-3, size, timing[IKPY]))
         tables[tol_mm] = rows
     ev = evidence(targets, size, out, seed, step)
     step("workspace slices")
@@ -97,8 +97,9 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
     sweep = Path(__file__).resolve().parents[3] / "docs" / "nn-sweep.md"
     sweep_text = sweep.read_text() if sweep.exists() else "(run `nao-ik train --which sweep --table docs/nn-sweep.md`)"
     ikpy_note = (
-        f"ikpy {__import__('ikpy').__version__} on the URDF nao-ik ships ({ik and size.ikpy} targets, from the "
-        "neutral posture; it holds WristYaw at 0 like the others)"
+        f"ikpy {__import__('ikpy').__version__} on the URDF nao-ik ships, from the neutral posture (it holds "
+        f"WristYaw at 0 like the others), timed in the same turns on the same targets as the methods above; its "
+        f"success and errors over the first {size.ikpy} targets"
         if ik
         else "ikpy is not installed (`pip install .[compare]`), so it is missing from the tables"
     )

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from nao_ik.evidence.alternatives import ALMOTION
+from nao_ik.evidence.alternatives import ALMOTION, IKPY
 from nao_ik.evidence.report import alone as report_alone
 from nao_ik.evidence.report import build as report
 from nao_ik.evidence.report import fig3 as report_fig3
@@ -87,6 +87,19 @@ def test_headline_has_every_production_method_analytic_first(quick):
     production = [m for m in METHODS if m not in ALIASES]
     assert names[0] == "analytic" and set(production) <= set(names)
     assert all(r[6].replace(",", "").isdigit() for r in rows if r[0] in production)  # batch targets/s, with the body
+
+
+def test_ikpy_is_timed_in_the_methods_turns_on_their_targets():
+    got = []
+
+    class _Ikpy:
+        def solve(self, target):
+            got.append(np.array(target))
+
+    targets = np.array([[0.10, 0.12, 0.08], [0.12, 0.14, 0.05], [0.15, 0.10, 0.02]])
+    times = tables.timed_turns(tables.method_calls(["dls"], 1e-4, _Ikpy()), targets, QUICK)
+    assert set(times) == {"dls", ALMOTION, IKPY}  # the speed-up column divides medians of one set of turns
+    assert np.array_equal(np.array(got), np.tile(targets, (QUICK.repeats, 1)))
 
 
 def test_body_profiles_and_paths_sections_have_their_tables(quick):
