@@ -140,8 +140,10 @@ def run(
     unreachable: int = 0,
     body: int = 0,
     batch: Sequence[int] = (),
+    against: str | None = None,
 ) -> list[BenchRow]:
-    """Run the benchmark and print a markdown table as rows complete."""
+    """Run the benchmark and print a markdown table as rows complete (``against``: another checkout of nao-ik whose
+    single solves are timed beside these, :func:`nao_ik.evidence.versus.print_methods_versus`)."""
     methods = list(methods or SOLVERS)
     rows = []
     fk = {}
@@ -168,7 +170,18 @@ def run(
         print_body(arms, targets, seed, body, out)
     if batch:
         print_batch(arms, methods, batch, seed, out)
+    if against:
+        from .versus import print_methods_versus
+
+        for arm in arms:
+            print_methods_versus(out, against, sample_targets(arm, min(single, AGAINST_TARGETS), seed), arm, methods,
+                                 AGAINST_PASSES)  # fmt: skip
     return rows
+
+
+#: Targets and passes of the single solves timed against another checkout (``--against``).
+AGAINST_TARGETS = 1000
+AGAINST_PASSES = 5
 
 
 #: The largest batch also timed with the body model: the targets reachable only through the body (about 16 % of the
@@ -338,6 +351,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SIZE",
         help="also time solve_batch on SIZE targets, without the body model and with it (default: none)",
     )
+    p.add_argument(
+        "--against",
+        metavar="DIR",
+        help="also time each method's single solve (the kinematics alone) against another checkout of nao-ik, "
+        "each in its own process, taking turns (e.g. `git worktree add ../then <commit>`)",
+    )
     p.add_argument("--out", help="also write the table to this markdown file")
     a = p.parse_args(argv)
     if any(n < 1 for n in a.batch):
@@ -354,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         unreachable=a.unreachable,
         body=a.body,
         batch=a.batch,
+        against=a.against,
     )
     if a.out:
         with open(a.out, "w", encoding="utf-8") as fh:

@@ -1,9 +1,10 @@
-"""``nao-ik bench --body --against DIR``: the body check's cost on ``analytic``'s single solve and on reachTo's
-round trip, this code against another checkout of nao-ik (an earlier version: its own body model and checks) in
-the same run.
+"""This code against another checkout of nao-ik (an earlier version) in the same run: ``nao-ik bench --body
+--against DIR``, the body check's cost on ``analytic``'s single solve and on reachTo's round trip (each version
+with its own body model and checks); ``nao-ik bench --against DIR``, each method's single solve on the arm's
+kinematics alone.
 
 Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the API every version has
-(``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())``; for the round trips
+(``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())`` where the model has a body; for the round trips
 ``nao_ik.service.register(session, body=...)``). Single solves: the two
 take turns, one pass over the targets each, :data:`~nao_ik.evidence.body_report.PASSES` times; each target's time
 is the best of its passes. The check's cost on a target: its time with the body less its time without. Round
@@ -44,6 +45,30 @@ for _ in sys.stdin:
     print(json.dumps(out), flush=True)
 """
 
+#: The worker of :func:`print_methods_versus`: the targets (.npy), the arm and the methods (comma-separated) as
+#: arguments; each method's single solve on the arm's kinematics alone (an earlier version may have no body model).
+METHODS_WORKER = """
+import json, sys, time
+import numpy as np
+import nao_ik
+targets = np.load(sys.argv[1]).tolist()
+model = nao_ik.arm_model(sys.argv[2])
+model = model._replace(body=()) if hasattr(model, "body") else model
+methods = sys.argv[3].split(",")
+for x in targets[:20]:
+    for m in methods:
+        nao_ik.solve(x, model, m)
+print("ready", flush=True)
+for _ in sys.stdin:
+    out = {m: [] for m in methods}
+    for x in targets:
+        for m in methods:
+            t0 = time.perf_counter()
+            nao_ik.solve(x, model, m)
+            out[m].append(time.perf_counter() - t0)
+    print(json.dumps(out), flush=True)
+"""
+
 #: The host each code runs for the round trips: its NaoArmIK on each of two simulated robots (their URLs as
 #: arguments, this process's robots: the same stub for every code), checking the body on the first and not on the
 #: second; "ready" once registered, then it serves until its input closes.
@@ -73,8 +98,10 @@ ARM_JOINTS = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWr
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int) -> dict[str, dict]:
-    """Per code (name -> checkout), per "body"/"none", each target's best time over ``passes`` (s)."""
+def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int, worker: str = WORKER,
+               *args: str) -> dict[str, dict]:  # fmt: skip
+    """Per code (name -> checkout), per key of the ``worker``'s answer ("body"/"none" for :data:`WORKER`), each
+    target's best time over ``passes`` (s); ``args`` go to the worker after the targets and the arm."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "targets.npy")
         np.save(path, np.asarray(targets, dtype=float))
@@ -82,23 +109,42 @@ def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int
         try:
             for name, root in roots.items():
                 env = dict(os.environ, PYTHONPATH=root)
-                procs[name] = subprocess.Popen([sys.executable, "-c", WORKER, path, arm], stdin=subprocess.PIPE,
-                                               stdout=subprocess.PIPE, text=True, env=env, cwd=tmp)  # fmt: skip
+                procs[name] = subprocess.Popen([sys.executable, "-c", worker, path, arm, *args],
+                                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+                                               cwd=tmp)  # fmt: skip
                 if procs[name].stdout.readline().strip() != "ready":
                     raise RuntimeError(f"nao-ik at {root} did not start (see its error above)")
-            best = {name: {"body": np.inf, "none": np.inf} for name in roots}
+            best: dict[str, dict] = {name: {} for name in roots}
             for _ in range(passes):
                 for name, proc in procs.items():
                     proc.stdin.write("\n")
                     proc.stdin.flush()
                     got = json.loads(proc.stdout.readline())
                     for key, times in got.items():
-                        best[name][key] = np.minimum(best[name][key], np.asarray(times))
+                        best[name][key] = np.minimum(best[name].get(key, np.inf), np.asarray(times))
             return best
         finally:
             for proc in procs.values():
                 proc.stdin.close()
                 proc.wait()
+
+
+def print_methods_versus(out, against: str, targets: np.ndarray, arm: str, methods: Sequence[str],
+                         passes: int) -> None:  # fmt: skip
+    """Each method's median single solve (the arm's kinematics alone, from the neutral posture), this code and the
+    code at ``against``, and their ratio."""
+    best = best_times({"this code": HERE, against: os.path.abspath(against)}, targets, arm, passes, METHODS_WORKER,
+                      ",".join(methods))  # fmt: skip
+    print(file=out)
+    print(f"Single solves against the code at `{against}` ({arm}, the same {len(targets)} targets, the arm's "
+          "kinematics alone, from the neutral posture; each code in its own process, the two taking turns pass by "
+          f"pass, {passes} passes, each target's best; the median over the targets):", file=out)  # fmt: skip
+    print(file=out)
+    print(f"| method | this code | `{against}` | this / that |", file=out)
+    print("|---|---|---|---|", file=out)
+    for m in methods:
+        now, then = (float(np.median(best[name][m])) * 1e6 for name in best)
+        print(f"| {m} | {now:.1f} µs | {then:.1f} µs | {now / then:.2f} |", file=out, flush=True)
 
 
 def print_versus(out, against: str, targets: np.ndarray, arm: str, passes: int) -> None:

@@ -5,7 +5,7 @@ import io
 import numpy as np
 
 from nao_ik.evidence.protocol import sample_targets
-from nao_ik.evidence.versus import HERE, best_times, print_versus
+from nao_ik.evidence.versus import HERE, best_times, print_methods_versus, print_versus
 
 
 def test_each_code_times_every_target_with_and_without_the_body():
@@ -26,6 +26,15 @@ def test_the_table_has_both_codes_and_their_ratios():
     # itself, 4 targets once: it may come out negative on a busy machine), so its ratios need only be numbers.
     assert len(ratios) == 5 and float(ratios[0]) > 0 and float(ratios[1]) > 0
     assert all(x == "-" or np.isfinite(float(x)) for x in ratios)
+
+
+def test_each_methods_single_solve_against_another_checkout_has_a_row_and_a_ratio():
+    out = io.StringIO()
+    print_methods_versus(out, HERE, sample_targets("RArm", 5, 0), "RArm", ["dls", "fabrik"], 2)
+    rows = [line.strip("| ").split(" | ") for line in out.getvalue().splitlines() if line.startswith("| ")]
+    assert rows[0] == ["method", "this code", f"`{HERE}`", "this / that"]
+    assert [r[0] for r in rows[1:]] == ["dls", "fabrik"]
+    assert all(r[1].endswith(" µs") and r[2].endswith(" µs") and float(r[3]) > 0 for r in rows[1:])
 
 
 def test_the_round_trips_of_each_code_with_and_without_the_body_and_their_table():
