@@ -64,8 +64,11 @@ class MotionLink:
         """
         limit = self.timeout if budget is None else max(0.0, min(self.timeout, budget))
         proxy = self._get(limit)
+        call = getattr(proxy, method, None)
+        if call is None:  # an ALMotion without this method: the proxy itself is alive
+            raise RuntimeError(f"ALMotion has no method {method}")
         try:
-            fut = getattr(proxy, method)(*args, _async=True)
+            fut = call(*args, _async=True)
         except Exception as e:  # a dead proxy fails at once
             self._drop(proxy)
             raise RuntimeError(f"ALMotion.{method} failed: {first_line(e)}") from None
