@@ -6,7 +6,8 @@ kinematics alone.
 Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the API every version has
 (``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())`` where the model has a body; for the round trips
 ``nao_ik.service.register(session, body=...)``). Single solves: the two
-take turns, one pass over the targets each, :data:`~nao_ik.evidence.body_report.PASSES` times; each target's time
+take turns, one pass over the targets each, in one order and then the other, as many passes as the caller asks
+(:data:`~nao_ik.evidence.body_report.PASSES`, :data:`~nao_ik.evidence.bench.AGAINST_PASSES`); each target's time
 is the best of its passes. The check's cost on a target: its time with the body less its time without. Round
 trips: each code runs two NaoArmIK services in its own process, one checking the body and one not, on simulated
 robots this process runs (one stub for both codes); this process calls the four in turn, as
@@ -115,8 +116,8 @@ def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int
                 if procs[name].stdout.readline().strip() != "ready":
                     raise RuntimeError(f"nao-ik at {root} did not start (see its error above)")
             best: dict[str, dict] = {name: {} for name in roots}
-            for _ in range(passes):
-                for name, proc in procs.items():
+            for k in range(passes):  # in one order, then the other: neither code always runs first
+                for name, proc in procs.items() if k % 2 == 0 else reversed(procs.items()):
                     proc.stdin.write("\n")
                     proc.stdin.flush()
                     got = json.loads(proc.stdout.readline())

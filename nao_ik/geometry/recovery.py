@@ -43,8 +43,7 @@ def forearm(model: ArmModel, q5: Any, ops: Ops) -> list:
 
 def shoulder_angles(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any, Any]:
     """(ShoulderPitch, ShoulderRoll) that point the upper arm along v = E - S (any length)."""
-    q1, q2, _, _ = _shoulder(model, v, ops)
-    return q1, q2
+    return _shoulder(model, v, ops)[:2]
 
 
 def shoulder_solution(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any, Any, tuple]:
@@ -54,8 +53,7 @@ def shoulder_solution(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any,
     rho = |(v_x, v_z)| (q1 = 0 where rho = 0, as atan2(0, 0)); q2 = alpha - p
     with sin alpha = v_y / |v| and cos alpha = rho / |v| >= 0 (asin's range).
     """
-    q1, q2, rho, sa = _shoulder(model, v, ops)
-    _, p = upper_arm(model)
+    q1, q2, rho, sa, p = _shoulder(model, v, ops)
     ca = ops.sqrt(ops.maximum(1.0 - sa * sa, 0.0))
     cp, sp = math.cos(p), math.sin(p)
     flat = rho < 1e-300
@@ -66,13 +64,13 @@ def shoulder_solution(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple[Any,
 
 
 def _shoulder(model: ArmModel, v: Sequence[Any], ops: Ops) -> tuple:
-    """(q1, q2, rho, sin alpha) of :func:`shoulder_solution`: the angles alone cost no more (FABRIK's passes
+    """(q1, q2, rho, sin alpha, p) of :func:`shoulder_solution`: the angles alone cost no more (FABRIK's passes
     clamp them and take their trigonometry from the clamped angles)."""
     rho = ops.sqrt(v[0] * v[0] + v[2] * v[2])
     length = ops.maximum(ops.sqrt(rho * rho + v[1] * v[1]), 1e-12)
     _, p = upper_arm(model)
     sa = ops.clip(v[1] / length, -1.0, 1.0)
-    return ops.atan2(-v[2], v[0]), ops.asin(sa) - p, rho, sa
+    return ops.atan2(-v[2], v[0]), ops.asin(sa) - p, rho, sa, p
 
 
 def elbow_angles(

@@ -98,8 +98,9 @@ def run_report(out_dir: str | Path, quick: bool = False, seed: int = 0, log=sys.
     sweep_text = sweep.read_text() if sweep.exists() else "(run `nao-ik train --which sweep --table docs/nn-sweep.md`)"
     ikpy_note = (
         f"ikpy {__import__('ikpy').__version__} on the URDF nao-ik ships, from the neutral posture (it holds "
-        f"WristYaw at 0 like the others), timed in the same turns on the same targets as the methods above; its "
-        f"success and errors over the first {size.ikpy} targets"
+        f"WristYaw at 0 like the others), timed in the same turns on the same targets as the methods above (it "
+        f"takes most of each round's time, so a slow spell of the machine falls mostly on it); its success and "
+        f"errors over the first {size.ikpy} targets"
         if ik
         else "ikpy is not installed (`pip install .[compare]`), so it is missing from the tables"
     )
