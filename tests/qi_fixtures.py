@@ -117,3 +117,25 @@ def stack():
 def awake(stack):
     stack.motion.wakeUp()
     return stack
+
+
+class GetAnglesOnly:
+    """An ALMotion with getAngles alone (every joint at 0.25 rad): no isCollision, as an older NAOqi's may lack."""
+
+    def getAngles(self, names, sensors):  # noqa: N802 (ALMotion's name)
+        return [0.25] * len(names)
+
+
+@contextlib.contextmanager
+def motion_session(motion: object):
+    """A session connected to a standalone one on loopback that serves ``motion`` as ALMotion (nothing else)."""
+    robot = qi.Session()
+    robot.listenStandalone("tcp://127.0.0.1:0")
+    robot.registerService("ALMotion", motion)
+    user = qi.Session()
+    user.connect(robot.endpoints()[0])
+    try:
+        yield user
+    finally:
+        user.close()
+        robot.close()
