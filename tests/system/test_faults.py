@@ -82,7 +82,17 @@ def test_a_path_stops_when_almotion_goes_and_the_arm_is_served_when_it_is_back(a
     assert not r["completed"] and (r["sent"] or r["via"]) and "ALMotion" in r["stopped"], r
     awake.robot.register_motion()
     assert_silent(awake.stub)  # the path did not resume on the new ALMotion
-    assert awake.ik.reachTo(0.15, 0.12, 0.08, "dls")["reached"]
+    before = setangles(awake.stub)
+    try:
+        r = awake.ik.reachTo(0.15, 0.12, 0.08, "dls")
+    except RuntimeError as e:
+        # A point the path sent just before ALMotion went may fail after the path answered (when depends on the
+        # motion profile's timing): its failure goes to the arm's next call, which sends nothing, once.
+        assert "an earlier command to LArm failed, so this one was not sent" in str(e)
+        assert_silent(awake.stub)
+        assert setangles(awake.stub) == before
+        r = awake.ik.reachTo(0.15, 0.12, 0.08, "dls")
+    assert r["reached"]
     assert awake.stub.getViolations() == []
 
 
