@@ -50,6 +50,7 @@ from .scalar.sweep import (  # noqa: F401  (re-exported)
     SWEEP_MARGIN,
     Motion,
     certify,
+    certify_from,
     first_certified,
     hull,
     overshoot,
@@ -108,9 +109,10 @@ def sweep(model: ArmModel, start: Sequence[float], goal: Sequence[float], fracti
     """Whether every motion setAngles may make from ``start`` to ``goal`` keeps SWEEP_MARGIN (+ ``extra``).
 
     The box between the two postures (each joint anywhere between its start and its goal) is certified
-    (:func:`nao_ik.geometry.scalar.sweep.certify`); ``fraction`` does not matter, the timing does not. A start
-    already closer than the margin (the robot put there by someone else) may move as long as no posture of
-    the box comes closer than STEP / 2 nearer than it is.
+    (:func:`nao_ik.geometry.scalar.sweep.certify_from`); ``fraction`` does not matter, the timing does not. A
+    start already closer than the margin to a body part (the robot put there by someone else) may move as long
+    as no posture of the box comes more than STEP / 2 nearer to that part than it is; every other part keeps
+    the margin.
 
     Args:
         model: the arm.
@@ -188,11 +190,9 @@ def _certify(model: ArmModel, postures: list, low: Sequence[float], high: Sequen
     if not shapes:
         return Sweep(True, math.inf, "", 0)
     first = [float(x) for x in postures[0]]
-    here = clearance(model, first, shapes)
-    need = min(SWEEP_MARGIN + extra, here.distance - STEP / 2) - 1e-9
     lo, hi = hull([[float(x) for x in q] for q in postures], low, high)
     lo, hi = [max(a, m) for a, m in zip(lo, model.lower)], [min(b, m) for b, m in zip(hi, model.upper)]
-    return Sweep(*certify(model, shapes, lo, hi, need, budget))
+    return Sweep(*certify_from(model, shapes, first, lo, hi, SWEEP_MARGIN + extra, budget))
 
 
 def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequence[float]], fraction: float,

@@ -27,7 +27,7 @@ import math
 
 from ..geometry.scalar.clearance import body_margin, clearance
 from ..geometry.scalar.nearest import nearest_clear
-from ..geometry.scalar.sweep import BOX_BUDGET, STEP, SWEEP_MARGIN, certify, first_certified, hull
+from ..geometry.scalar.sweep import BOX_BUDGET, SWEEP_MARGIN, certify_from, first_certified, hull
 from ..geometry.scalar.swivel import SWIVELS, hand_point, samples
 from ..geometry.scalar.swivel import arm as scalar_arm
 from ..model.body_data import MARGIN, body_rows
@@ -105,8 +105,9 @@ def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET, way=None):
     The library's check of a command (:func:`nao_ik.geometry.sweep.sweep`): the joint-space box between the two
     postures (each joint anywhere between its start and its goal, whatever setAngles' speed profile and
     however its joints keep pace), inside the limits, certified by
-    :func:`nao_ik.geometry.scalar.sweep.certify`. A start already closer than the margin (the robot put there
-    by someone else) may move as long as no posture of the box comes closer than STEP / 2 nearer than it is.
+    :func:`nao_ik.geometry.scalar.sweep.certify_from`. A start already closer than the margin to a body part
+    (the robot put there by someone else) may move as long as no posture of the box comes more than STEP / 2
+    nearer to that part than it is; every other part keeps the margin.
     ``way``: (lower, upper) bounds of the postures the arm may be in when the command takes it (an arm still on
     its way to an earlier command, its overshoot included: :meth:`nao_ik.robot.other.Commands.box`); the box
     then spans them too, as the library's :func:`nao_ik.geometry.sweep.sweep_moving` checks from the whole way.
@@ -115,11 +116,10 @@ def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET, way=None):
         (clear, the clearance (bound) where it failed (the need where it did not), the part there, postures
         checked).
     """
-    need = min(SWEEP_MARGIN, clearance(model, start, body).distance - STEP / 2) - 1e-9
     lo, hi = hull([[float(x) for x in start], [float(x) for x in goal]] + ([] if way is None else list(way)))
     lo = [max(a, m) for a, m in zip(lo, model.lower)]
     hi = [min(b, m) for b, m in zip(hi, model.upper)]
-    return certify(model, body, lo, hi, need, budget)
+    return certify_from(model, body, [float(x) for x in start], lo, hi, SWEEP_MARGIN, budget)
 
 
 def other_direct(model, target, start, body=STANDING, way=None):

@@ -25,7 +25,7 @@ import heapq
 import math
 
 from ...model.body_data import LINK_ROWS
-from .clearance import box_growth, link_frame, link_points, link_segments, pairs_within, prepared
+from .clearance import box_growth, clearance, link_frame, link_points, link_segments, pairs_within, prepared
 from .swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -287,3 +287,44 @@ def certify(model, shapes, lo, hi, need, budget=BOX_BUDGET):
         a2, b1 = list(a), list(b)
         b1[j], a2[j] = mid, mid
         todo = [(a2, b, open_pairs), (a, b1, open_pairs)]
+
+
+def certify_from(model, shapes, start, lo, hi, need, budget=BOX_BUDGET):
+    # type: (Any, Sequence[Any], Sequence[float], Sequence[float], Sequence[float], float, int) -> Tuple[bool, float, str, int]
+    """:func:`certify` of the box [lo, hi] of a command from ``start``: every body part kept ``need`` away, but a
+    part ``start`` is already within ``need`` + STEP / 2 of (the arm put there by someone else; or inside the
+    region where the other arm may be on its way, which is larger than that arm) kept no more than STEP / 2
+    nearer than it is, so that the arm may move away from it.
+
+    Each part is judged on its own: a start deep inside one part lowers the need for that part alone, never for
+    the others (a start inside the other arm's region once let a leg through the thighs).
+
+    Returns:
+        As :func:`certify`: (clear, the clearance (bound) where it failed, or the least need where it did not, the
+        part there, postures checked, within ``budget`` in all).
+    """
+    groups = {}  # type: dict
+    order = []  # the parts in the order of ``shapes``
+    for s in shapes:
+        if s[0] not in groups:
+            groups[s[0]] = []
+            order.append(s[0])
+        groups[s[0]].append(s)
+    kept, near = [], []
+    for part in order:
+        here = clearance(model, start, groups[part]).distance - STEP / 2
+        if here < need:
+            near.append((groups[part], here))
+        else:
+            kept.extend(groups[part])
+    checks = ([(kept, need)] if kept else []) + near
+    if not checks:
+        return certify(model, shapes, lo, hi, need - 1e-9, budget)
+    samples, least = 0, need
+    for group, floor in checks:
+        clear, distance, part, n = certify(model, group, lo, hi, floor - 1e-9, max(budget - samples, 1))
+        samples += n
+        if not clear:
+            return False, distance, part, samples
+        least = min(least, distance)
+    return True, least, "", samples

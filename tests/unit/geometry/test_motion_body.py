@@ -126,6 +126,30 @@ def test_a_command_to_a_moving_arm_is_checked_wherever_it_may_be_overshoot_inclu
     assert clear >= 10 and refused >= 1, (clear, refused)
 
 
+def test_a_start_inside_one_part_lowers_the_margin_for_that_part_alone():
+    """A left arm at rest whose posture lies inside the region where the right arm may still be on its way there
+    (that region is larger than the arm): its command may move away from that region, but must still keep the
+    margin from every other part. Here the move from that posture to a swung-out posture passes 2.3 mm inside
+    the thighs' margin: refused, by the library and by the robot runtime. (A start's clearance from the whole
+    body once lowered the margin for every part, and the simulated robot's protection stopped such a leg.)"""
+    from nao_ik.robot.solve import motion
+
+    left, right = arm_model("LArm"), arm_model("RArm")
+    start = [1.2153927098066621, 0.2311447495077882, -0.47489990871836874, -0.880413651713311, 0.0]
+    out = [1.6026084482529437, 0.35, -1.8493667969805472, -0.0349066, 0.0]
+    goal = [1.6026084482529437, 0.24701329784070422, -1.8493667969805472, -1.4760659301063204, 0.0]
+    reading, aim = [0.418, -0.117, 0.435, 0.042, 0.0], [0.786, -0.0259, -0.2726, 0.448, 0.0]
+    body = posture_body(None, (right, reading), aim, 0.6)
+    assert clearance(left, start, body).part == OTHER_ARM and clearance(left, start, body).distance < -0.05
+    assert clearance(left, start, left.body).distance > SWEEP_MARGIN  # clear of the body without the other arm
+    assert sweep(left, start, out, body=body).part == "thighs"  # not certified
+    assert motion(left, start, out, body)[:1] == (False,)
+    route = plan(left, start, goal, 0.2, body=body)  # it may still go: away from the region, the margin kept
+    assert route.commands and route.commands[0] != out  # swung out from where it is first
+    assert all(sweep(left, a, b, body=body, tolerance=0.01 if k else 0.0).clear
+               for k, (a, b) in enumerate(zip([start] + route.commands[:-1], route.commands)))  # fmt: skip
+
+
 def test_plan_goes_around_a_crossing():
     m = arm_model("LArm")
     sol = nao_ik.solve(CROSSING_TARGET, m, initial=CROSSING_START)
