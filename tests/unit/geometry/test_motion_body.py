@@ -610,17 +610,22 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
     names = list(model.names)
     targets = [t for t in sample_targets("LArm", 200, 3).tolist() if nao_ik.solve(t, model).reached]
     early = []
-    for a, b, c in ((18, 19, 25), (66, 67, 73)):  # under every profile, one of them meets a wait
-        awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
-        awake.wait_still(names, 30)
-        with _Sampled(awake, names) as arm:
-            first = awake.ik.reachToWithSpeed("LArm", *targets[b], "analytic", 0.3)
-            time.sleep(0.05)
-            second = awake.ik.reachToWithSpeed("LArm", *targets[c], "analytic", 0.3)
-            sent = awake.moves()[-1]["time"]  # the second reach's command
-        if second["commands"] == 1 and second["waitMs"] > 0.0:
-            early.append(arm.moving_away(sent, first["angles"]))
-        awake.wait_still(names, 30)
+    # Under every profile one of the two meets a wait. On a loaded machine the arm may stop before the second reach
+    # is certified (then it goes from where the arm stopped, safe but not the behaviour shown): up to three rounds.
+    for _ in range(3):
+        for a, b, c in ((18, 19, 25), (66, 67, 73)):
+            awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
+            awake.wait_still(names, 30)
+            with _Sampled(awake, names) as arm:
+                first = awake.ik.reachToWithSpeed("LArm", *targets[b], "analytic", 0.3)
+                time.sleep(0.05)
+                second = awake.ik.reachToWithSpeed("LArm", *targets[c], "analytic", 0.3)
+                sent = awake.moves()[-1]["time"]  # the second reach's command
+            if second["commands"] == 1 and second["waitMs"] > 0.0:
+                early.append(arm.moving_away(sent, first["angles"]))
+            awake.wait_still(names, 30)
+        if any(early):
+            break
     assert any(early), early
     assert awake.stub.getCollisionStops() == [] and awake.stub.getViolations() == []
 
