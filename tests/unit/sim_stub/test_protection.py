@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from nao_ik.geometry.collision import clearance_batch, posture_body
+from nao_ik.geometry.sweep import SWEEP_MARGIN
 from nao_ik.kinematics.hand_pose import forward_pose
 from nao_ik.model.arm import MIRROR_ANGLES, arm_model
 from nao_ik.model.body import MARGIN as LIBRARY_MARGIN
@@ -359,11 +360,28 @@ HIPS = [(-0.45, -0.45), (0.0, 0.0), (-0.85, -0.85), (-1.4, 0.4)]
 SAMPLES = 1500
 
 
-def test_the_library_is_conservative_against_the_stub():
+@pytest.mark.parametrize(
+    "library_margin",
+    [
+        LIBRARY_MARGIN,
+        pytest.param(
+            SWEEP_MARGIN,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="known gap: near the torso, head and thighs the library's shapes keep up to 6.2 mm more than "
+                "the stub's, more than the 2.5 mm between the motion check's margin and the stub's; a certified "
+                "motion can pass within the stub's margin",
+            ),
+        ),
+    ],
+    ids=["answers", "motions"],
+)
+def test_the_library_is_conservative_against_the_stub(library_margin):
     """Wherever the stub's shapes put an arm within its protection's margin of the body, the library's clearance
     (its body model at the same head and hip posture) is below the library's margin too: the library never
-    answers a configuration the robot's protection would stop. Random configurations (seeded; WristYaw drawn
-    too) at a few head and hip postures."""
+    answers a configuration the robot's protection would stop (the answers' margin), and never certifies a motion
+    through one (the motion check's margin). Random configurations (seeded; WristYaw drawn too) at a few head and
+    hip postures."""
     rng = np.random.default_rng(11)
     failures, near = [], 0
     for head in HEADS:
@@ -378,7 +396,7 @@ def test_the_library_is_conservative_against_the_stub():
                     gap, where = arm_clearance(arm, x, posture)
                     if gap < MARGIN:
                         near += 1
-                        if library[k] >= LIBRARY_MARGIN:
+                        if library[k] >= library_margin:
                             failures.append((gap, where, float(library[k]), NAMES[part[k]] if part[k] >= 0 else "-",
                                              arm, head, hips, [round(float(v), 3) for v in x]))  # fmt: skip
     assert near > 1000
@@ -389,7 +407,7 @@ def test_the_library_is_conservative_against_the_stub():
     )
     assert not failures, (
         f"{len(failures)} of {near} configurations within the stub's margin ({MARGIN * 1000:.0f} mm) are at least "
-        f"the library's margin ({LIBRARY_MARGIN * 1000:.0f} mm) clear by the library's model; by stub part: "
+        f"the library's margin ({library_margin * 1000:.1f} mm) clear by the library's model; by stub part: "
         f"{dict(Counter(f[1] for f in failures))}; deepest: {worst}"
     )
 
