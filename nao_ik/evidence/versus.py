@@ -4,8 +4,8 @@ with its own body model and checks); ``nao-ik bench --against DIR``, each method
 kinematics alone.
 
 Each code runs in its own process (``PYTHONPATH`` at its checkout), with only the API every version has
-(``nao_ik.arm_model``, ``nao_ik.solve``, ``ArmModel._replace(body=())`` where the model has a body; for the round trips
-``nao_ik.service.register(session, body=...)``). Single solves: the two
+(``nao_ik.arm_model``, ``nao_ik.solve`` with a method, ``ArmModel._replace(body=())`` where the model has a body;
+for the round trips ``nao_ik.service.register(session, body=...)``). Single solves: the two
 take turns, one pass over the targets each, in one order and then the other, as many passes as the caller asks
 (:data:`~nao_ik.evidence.body_report.PASSES`, :data:`~nao_ik.evidence.bench.AGAINST_PASSES`); each target's time
 is the best of its passes. The check's cost on a target: its time with the body less its time without. Round
@@ -25,50 +25,33 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-#: The worker each code runs: the targets (.npy) and the arm as arguments; one pass per line read.
+#: The worker each code runs: the targets (.npy), the arm and the cases (comma-separated ``key:method:model``, the
+#: model ``body`` or ``none``: the arm's kinematics alone, where the version has a body model) as arguments; each
+#: case's single solve of each target, the cases in turn; one pass per line read.
 WORKER = """
 import json, sys, time
 import numpy as np
 import nao_ik
 targets = np.load(sys.argv[1]).tolist()
 body = nao_ik.arm_model(sys.argv[2])
-none = body._replace(body=())
+models = {"body": body, "none": body._replace(body=()) if hasattr(body, "body") else body}
+cases = [c.split(":") for c in sys.argv[3].split(",")]
 for x in targets[:20]:
-    nao_ik.solve(x, body), nao_ik.solve(x, none)
+    for _, method, model in cases:
+        nao_ik.solve(x, models[model], method)
 print("ready", flush=True)
 for _ in sys.stdin:
-    out = {"body": [], "none": []}
+    out = {key: [] for key, _, _ in cases}
     for x in targets:
-        for key, m in (("body", body), ("none", none)):
+        for key, method, model in cases:
             t0 = time.perf_counter()
-            nao_ik.solve(x, m)
+            nao_ik.solve(x, models[model], method)
             out[key].append(time.perf_counter() - t0)
     print(json.dumps(out), flush=True)
 """
 
-#: The worker of :func:`print_methods_versus`: the targets (.npy), the arm and the methods (comma-separated) as
-#: arguments; each method's single solve on the arm's kinematics alone (an earlier version may have no body model).
-METHODS_WORKER = """
-import json, sys, time
-import numpy as np
-import nao_ik
-targets = np.load(sys.argv[1]).tolist()
-model = nao_ik.arm_model(sys.argv[2])
-model = model._replace(body=()) if hasattr(model, "body") else model
-methods = sys.argv[3].split(",")
-for x in targets[:20]:
-    for m in methods:
-        nao_ik.solve(x, model, m)
-print("ready", flush=True)
-for _ in sys.stdin:
-    out = {m: [] for m in methods}
-    for x in targets:
-        for m in methods:
-            t0 = time.perf_counter()
-            nao_ik.solve(x, model, m)
-            out[m].append(time.perf_counter() - t0)
-    print(json.dumps(out), flush=True)
-"""
+#: The body check's cases (:func:`print_versus`): ``analytic`` with the body and without it.
+BODY_CASES = (("body", "analytic", "body"), ("none", "analytic", "none"))
 
 #: The host each code runs for the round trips: its NaoArmIK on each of two simulated robots (their URLs as
 #: arguments, this process's robots: the same stub for every code), checking the body on the first and not on the
@@ -99,18 +82,19 @@ ARM_JOINTS = ["LShoulderPitch", "LShoulderRoll", "LElbowYaw", "LElbowRoll", "LWr
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int, worker: str = WORKER,
-               *args: str) -> dict[str, dict]:  # fmt: skip
-    """Per code (name -> checkout), per key of the ``worker``'s answer ("body"/"none" for :data:`WORKER`), each
-    target's best time over ``passes`` (s); ``args`` go to the worker after the targets and the arm."""
+def best_times(roots: dict[str, str], targets: np.ndarray, arm: str, passes: int,
+               cases: Sequence[tuple] = BODY_CASES) -> dict[str, dict]:  # fmt: skip
+    """Per code (name -> checkout), per case's key (``cases``: (key, method, "body" or "none"), :data:`WORKER`),
+    each target's best time over ``passes`` (s)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "targets.npy")
         np.save(path, np.asarray(targets, dtype=float))
         procs = {}
         try:
+            spec = ",".join(":".join(case) for case in cases)
             for name, root in roots.items():
                 env = dict(os.environ, PYTHONPATH=root)
-                procs[name] = subprocess.Popen([sys.executable, "-c", worker, path, arm, *args],
+                procs[name] = subprocess.Popen([sys.executable, "-c", WORKER, path, arm, spec],
                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
                                                cwd=tmp)  # fmt: skip
                 if procs[name].stdout.readline().strip() != "ready":
@@ -134,8 +118,8 @@ def print_methods_versus(out, against: str, targets: np.ndarray, arm: str, metho
                          passes: int) -> None:  # fmt: skip
     """Each method's median single solve (the arm's kinematics alone, from the neutral posture), this code and the
     code at ``against``, and their ratio."""
-    best = best_times({"this code": HERE, against: os.path.abspath(against)}, targets, arm, passes, METHODS_WORKER,
-                      ",".join(methods))  # fmt: skip
+    best = best_times({"this code": HERE, against: os.path.abspath(against)}, targets, arm, passes,
+                      [(m, m, "none") for m in methods])  # fmt: skip
     print(file=out)
     print(f"Single solves against the code at `{against}` ({arm}, the same {len(targets)} targets, the arm's "
           "kinematics alone, from the neutral posture; each code in its own process, the two taking turns pass by "
