@@ -51,7 +51,7 @@ mesh's farthest point from the hip-knee line, at the knee cap (front, outer side
 
 The arm's own shapes are :data:`sim_stub.shapes.ARM_SHAPES`; against the body, the upper arm counts from 50 mm
 past the shoulder joint on (:data:`UPPER_ARM_FROM`: nearer is its shoulder cap, turning in and against its own
-housing, as on the robot), and the arm's own shoulder housing is left out.
+housing, as on the robot), and the arm's own shoulder housing and shoulder cap are left out.
 """
 
 from __future__ import annotations
@@ -185,10 +185,13 @@ def arm_shapes(arm: str, q: Sequence[float]) -> list[tuple[tuple, tuple, float]]
     side = 1.0 if arm == "LArm" else -1.0
     f = frames(arm, q)
     out = []
-    for k, (_, frame, start, end, radius) in enumerate(ARM_SHAPES):
+    for name, frame, start, end, radius in ARM_SHAPES:
+        if name == "shoulder cap":
+            continue
         origin, rot = f[frame]
-        if k == 0:
-            start = (UPPER_ARM_FROM, 0.0, 0.0)
+        if name == "upper arm":  # from where its axis is UPPER_ARM_FROM along the ShoulderRoll frame's x axis
+            t = (UPPER_ARM_FROM - start[0]) / (end[0] - start[0])
+            start = tuple(a + t * (b - a) for a, b in zip(start, end))
         out.append((_point(origin, rot, start[0], side * start[1], start[2]),
                     _point(origin, rot, end[0], side * end[1], end[2]), radius))  # fmt: skip
     return out

@@ -8,8 +8,16 @@ measured from the collision primitives and meshes of Cyberbotics' Webots
 NAO; no file copied). Millimetres below, metres in the code; left arm (the
 right mirrors y).
 
-- upper arm: capsule of radius 24 from 42 mm behind to 96 mm past the
-  shoulder joint along the upper arm (the ShoulderRoll frame's x axis);
+- upper arm: the arm's mesh, which lies along its own axis (5 mm along the
+  ShoulderRoll frame's x axis, turned 0.15 rad toward the arm's outside,
+  nearly the elbow's direction, 0.142 rad) within 30.5 mm of it from 20 mm
+  behind to 98 mm past that axis's origin: a capsule of radius 30.5 there (the
+  simulator's capsule of radius 24, likewise turned toward the elbow, misses 99
+  of the mesh's 120 vertices by up to 7 mm);
+- shoulder cap: the mesh of the housing around the shoulder joint that turns
+  with the arm, a shell 35 to 50.6 mm from the joint: a sphere of radius 50.6
+  at the joint (it meets the other arm; against its own body it is left out,
+  see :mod:`sim_stub.body_shapes`);
 - elbow: sphere of radius 20 at the ElbowYaw joint;
 - forearm: capsule of radius 22 from the elbow to the WristYaw joint;
 - hand (palm and fingers, mesh 84 long x 68 wide x 63 thick; primitives up to
@@ -33,13 +41,25 @@ UPPER_ARM, ELBOW_Y = 0.105, 0.015
 LOWER_ARM = 0.05595
 HAND_X, HAND_Z = 0.05775, -0.01231
 
+#: The upper arm mesh's own axis in the ShoulderRoll frame (left arm): its origin along x, its turn about z.
+UPPER_ARM_ORIGIN, UPPER_ARM_TILT = 0.005, 0.15
+#: Where the upper arm's capsule runs along that axis, and its radius (the mesh lies within it).
+UPPER_ARM_SPAN, UPPER_ARM_RADIUS = (-0.020, 0.098), 0.0305
+
+
+def _along_upper_arm(t: float) -> tuple:
+    """The point ``t`` metres along the upper arm mesh's axis, ShoulderRoll frame (left arm)."""
+    return (UPPER_ARM_ORIGIN + t * math.cos(UPPER_ARM_TILT), t * math.sin(UPPER_ARM_TILT), 0.0)
+
+
 #: The arm's shapes: (name, frame, start, end, radius); frame 0 ShoulderRoll, 1 ElbowRoll, 2 WristYaw;
 #: points in that frame, left arm, metres.
 ARM_SHAPES = (
-    ("upper arm", 0, (-0.042, 0.0, 0.0), (0.096, 0.0, 0.0), 0.024),
+    ("upper arm", 0, *(_along_upper_arm(x) for x in UPPER_ARM_SPAN), UPPER_ARM_RADIUS),
     ("elbow", 1, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.020),
     ("forearm", 1, (0.0, 0.0, 0.0), (LOWER_ARM, 0.0, 0.0), 0.022),
     ("hand", 2, (0.035, 0.0, -0.005), (0.065, 0.0, -0.005), 0.030),
+    ("shoulder cap", 0, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0506),
 )
 
 Vec = tuple  # (x, y, z)

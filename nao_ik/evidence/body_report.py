@@ -49,7 +49,7 @@ from ..geometry.scalar.sweep import BOX_BUDGET, advance
 from ..geometry.sweep import ALTERNATIVES, SWEEP_MARGIN, Motion, first_direct, plan, sweep
 from ..model import body_data
 from ..model.arm import ArmModel, arm_model
-from ..model.body import LINKS, MARGIN
+from ..model.body import LINKS, MARGIN, Box
 from .protocol import machine
 
 #: The arm of sections 1, 3 and 4.
@@ -219,7 +219,6 @@ def model_rows(model: ArmModel) -> tuple[list[tuple[str, str, str, str, str, lis
     rows = []
     standard = body_data.body_rows()
     for i, c in enumerate(model.body):
-        length = float(np.linalg.norm(np.subtract(c.b, c.a)))
         keys = []
         if i < len(standard) and tuple(c) == tuple(standard[i]):  # the model's body is body_data's rows
             if c.part in parts:
@@ -227,6 +226,13 @@ def model_rows(model: ArmModel) -> tuple[list[tuple[str, str, str, str, str, lis
             for name in _row_names(tree, i):
                 if name in notes:
                     keys.append(cite(name, notes[name]))
+        if isinstance(c, Box):
+            size = " x ".join(f"{2e3 * h:.1f}" for h in c.half)
+            turned = "" if c.turn is None else ", turned with the leg"
+            rows.append((c.part, f"rounded box, FRAME_TORSO{turned}", f"centre ({_mm(c.centre)}), core {size}",
+                         f"{1e3 * c.radius:.1f}", "", list(dict.fromkeys(keys))))  # fmt: skip
+            continue
+        length = float(np.linalg.norm(np.subtract(c.b, c.a)))
         between = f"({_mm(c.a)}) to ({_mm(c.b)})" if length > 0 else f"at ({_mm(c.a)})"
         rows.append((c.part, f"{'capsule' if length > 0 else 'sphere'}, FRAME_TORSO (fixed)", between,
                      f"{1e3 * c.radius:.1f}", f"{1e3 * length:.1f}", list(dict.fromkeys(keys))))  # fmt: skip
@@ -273,7 +279,8 @@ def print_model(out) -> None:
           f"arm's links ({ARM}; the right arm mirrors y), read from nao_ik/model/body_data.py and "
           f"nao_ik/model/body.py. Millimetres. An arm is clear when every link keeps {1e3 * MARGIN:g} mm (MARGIN) "
           f"from every body shape; a motion's postures keep {1e3 * SWEEP_MARGIN:g} mm (SWEEP_MARGIN). Length: "
-          "the capsule's axis (0: a sphere).", file=out)  # fmt: skip
+          "the capsule's axis (0: a sphere). A rounded box: its core's sizes (its own axes), the radius its "
+          "rounding.", file=out)  # fmt: skip
     print(file=out)
     print("| part | shape, frame | between | radius (mm) | length (mm) | source |", file=out)
     print("|---|---|---|---|---|---|", file=out)

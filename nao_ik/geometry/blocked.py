@@ -77,7 +77,7 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
         rows = np.flatnonzero((first < 0) & (s <= best[target_of] + 1))
         if not rows.size:
             break
-        ok, q, where = first_clear(model, flat_t[rows] + steps[s] * flat_dirs[rows], flat_w[rows], hint[rows])
+        ok, q, where = first_clear(model, flat_t[rows] + steps[s] * flat_dirs[rows], flat_w[rows], hint[rows])[:3]
         got = rows[ok]
         first[got], bq[got], hint[got] = s, q[ok], where[ok]
         np.minimum.at(best, target_of[got], s)
@@ -90,7 +90,7 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
         keep = lo <= nearest_hi[target_of[live]] + TIE
         live, lo, hi = live[keep], lo[keep], hi[keep]
         mid = 0.5 * (lo + hi)
-        ok, q, where = first_clear(model, flat_t[live] + mid[:, None] * flat_dirs[live], flat_w[live], hint[live])
+        ok, q, where = first_clear(model, flat_t[live] + mid[:, None] * flat_dirs[live], flat_w[live], hint[live])[:3]
         hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
         bq[live[ok]], hint[live[ok]] = q[ok], where[ok]
     out_q, found = q0.copy(), np.zeros(m, dtype=bool)

@@ -31,7 +31,7 @@ from ..kinematics.chain import chain, forward_batch
 from ..kinematics.ops import ARRAY, SCALAR
 from ..model.arm import ArmModel
 from ..model.body import MARGIN, NAMES
-from .collision import clearance, clearance_batch
+from .collision import clearance, clearance_batch, nearest_core
 from .nearest import nearest
 from .sampled import sampled_clear
 from .swivel import circle
@@ -161,19 +161,15 @@ def _bisect(model: ArmModel, bases: np.ndarray, dirs: np.ndarray, wrist: np.ndar
 def ray_directions(model: ArmModel, bases: np.ndarray) -> np.ndarray:
     """(M, K, 3) the unit directions searched from each base (M, 3): the way out of the nearest part, then RAYS.
 
-    The way out of a part is from the nearest point of its axis to the base (forward where the base is on an
-    axis).
+    The way out of a part is from the nearest point of its core (a capsule's axis, a rounded box's box) to the
+    base (forward where the base is on the core).
     """
     bases = np.asarray(bases, dtype=float)
     grid = np.array(RAYS) / np.linalg.norm(RAYS, axis=1)[:, None]
-    a = np.array([s.a for s in model.body], dtype=float)
-    d = np.array([s.b for s in model.body], dtype=float) - a
-    dd = (d * d).sum(axis=1)
-    w = bases[:, None, :] - a[None]  # (M, parts, 3)
-    u = np.where(dd < 1e-18, 0.0, np.clip((w * d).sum(axis=2) / np.where(dd < 1e-18, 1.0, dd), 0.0, 1.0))
-    w = bases[:, None, :] - (a + u[:, :, None] * d)
+    core, radius = nearest_core(bases, model.body)
+    w = bases[:, None, :] - core  # (M, parts, 3)
     length = np.linalg.norm(w, axis=2)
-    near = (length - np.array([s.radius for s in model.body])).argmin(axis=1)
+    near = (length - radius).argmin(axis=1)
     out, size = w[np.arange(len(bases)), near], length[np.arange(len(bases)), near]
     out = np.where(size[:, None] < 1e-9, [1.0, 0.0, 0.0], out / np.maximum(size, 1e-9)[:, None])
     return np.concatenate([out[:, None], np.broadcast_to(grid, (len(bases),) + grid.shape)], axis=1)

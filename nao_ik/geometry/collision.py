@@ -1,9 +1,9 @@
 """Signed distance of an arm's links to NAO's body (:mod:`nao_ik.model.body`).
 
-The arm's links and the body's parts are capsules, so the distance between a
-link and a part is the distance between their segments minus both radii
-(negative: they overlap). The arm is clear when that distance is at least the
-margin for every pair.
+The arm's links are capsules and the body's parts capsules or rounded boxes, so the distance between a
+link and a part is the distance between the link's segment and the part's core (a segment, or a box) minus
+both radii (negative: they overlap). The arm is clear when that distance is at least the margin for every
+pair.
 
 Two forms, the same numbers:
 
@@ -28,8 +28,8 @@ import numpy as np
 from ..kinematics.chain import chain
 from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
-from ..model.body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, body
-from ..model.body_data import HAND_REACH, HEAD_REST, LEGS_REST, SHOULDER_BACK, STAND_HIP_PITCH
+from ..model.body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, Shape, body, shape
+from ..model.body_data import HAND_REACH, HEAD_REST, LEGS_REST, SHOULDER_BACK, STAND_HIP_PITCH, shoulder_row
 from .scalar.clearance import CAP, KEEP, Clearance, region_rows
 from .scalar.clearance import clearance as scalar_clearance
 from .scalar.clearance import link_points as scalar_link_points
@@ -46,10 +46,11 @@ def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> 
         part: the name the capsules carry.
 
     Returns:
-        One capsule per link of :data:`~nao_ik.model.body.LINKS`, the whole link (its shoulder part too).
+        The arm's shoulder (:func:`~nao_ik.model.body_data.shoulder_row`), then one capsule per link of
+        :data:`~nao_ik.model.body.LINKS`, the whole link (its shoulder part too).
     """
     pts = link_points(model, [float(x) for x in q])
-    return tuple(
+    return (Capsule(*shoulder_row(pts[0], part)),) + tuple(
         Capsule(part, tuple(float(v) for v in pts[ln.start]), tuple(float(v) for v in pts[ln.end]), ln.radius)
         for ln in LINKS
     )
@@ -118,7 +119,7 @@ def link_points(model: ArmModel, q: Sequence[Any]) -> list:
     return scalar_link_points(scalar_arm(model), [float(x) for x in q])
 
 
-def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = BODY) -> Clearance:
+def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BODY) -> Clearance:
     """Signed distance of one configuration's links to the body.
 
     Args:
@@ -143,7 +144,7 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Capsule] = B
 _LAST: list = [None]
 
 
-def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = BODY) -> tuple[np.ndarray, np.ndarray]:
+def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BODY) -> tuple[np.ndarray, np.ndarray]:
     """Signed distances of many configurations' links to the body.
 
     Args:
@@ -169,7 +170,7 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = 
         5: ch.hand,
         6: [w[k] + HAND_REACH / lower * (w[k] - e[k]) for k in range(3)],
     }
-    a, d, dd, radius, index = _arrays(shapes)
+    caps, boxes, radius, index = _arrays(shapes)
     best = np.full(n, CAP)
     part = np.full(n, -1, dtype=np.int64)
     for ln in LINKS:
@@ -178,7 +179,12 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = 
             p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
         d1 = [np.asarray(e[k] - p[k], dtype=float)[:, None] for k in range(3)]
         p = [np.asarray(p[k], dtype=float)[:, None] for k in range(3)]
-        dist = segment_distance(p, d1, a, d, dd) - (ln.radius + radius)  # (N, shapes)
+        ncap = len(caps[2]) if caps else 0
+        dist = segment_distance(p, d1, *caps) - (ln.radius + radius[:ncap]) if caps else np.empty((n, 0))
+        if boxes:  # a pair farther than the nearest so far cannot be the nearest: its bound will do
+            near = np.minimum(best, dist.min(axis=1)) if ncap else best
+            grown = ln.radius + radius[ncap:]
+            dist = np.concatenate([dist, box_distance(p, d1, *boxes, near[:, None] + grown) - grown], axis=1)
         k = np.argmin(dist, axis=1)
         low = dist[np.arange(n), k]
         closer = low < best
@@ -190,20 +196,104 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Capsule] = 
 _ARRAYS: dict = {}
 
 
-def _arrays(shapes: Sequence[Capsule]) -> tuple:
-    """The shapes as arrays for :func:`segment_distance`: ends a (3 rows), d = b - a, |d|^2, radius, part index."""
+def _arrays(shapes: Sequence[Shape]) -> tuple:
+    """The shapes as arrays: the capsules' for :func:`segment_distance` (ends a (3 rows), d = b - a, |d|^2; None
+    without capsules), the boxes' for :func:`box_distance` (centres, rotations, half sizes; None without boxes);
+    the radii and the part indices (capsules first, then boxes)."""
     key = tuple(shapes)
     got = _ARRAYS.get(key)
     if got is None:
         if len(_ARRAYS) >= KEEP:
             _ARRAYS.clear()
-        a = np.array([c.a for c in key], dtype=float).T
-        d = np.array([c.b for c in key], dtype=float).T - a
+        key_shapes = [shape(tuple(c)) for c in key]
+        caps = [c for c in key_shapes if isinstance(c, Capsule)]
+        boxes = [c for c in key_shapes if not isinstance(c, Capsule)]
+        cap_arrays = box_arrays = None
+        if caps:
+            a = np.array([c.a for c in caps], dtype=float).T
+            d = np.array([c.b for c in caps], dtype=float).T - a
+            cap_arrays = (list(a), list(d), (d * d).sum(axis=0))
+        if boxes:
+            turn = np.array([np.eye(3) if c.turn is None else np.reshape(c.turn, (3, 3)) for c in boxes])
+            box_arrays = (np.array([c.centre for c in boxes], dtype=float), turn,
+                          np.array([c.half for c in boxes], dtype=float))  # fmt: skip
+        ordered = caps + boxes
         got = _ARRAYS[key] = (
-            list(a), list(d), (d * d).sum(axis=0), np.array([c.radius for c in key]),
-            np.array([NAMES.index(c.part) for c in key], dtype=np.int64),
+            cap_arrays, box_arrays, np.array([c.radius for c in ordered]),
+            np.array([NAMES.index(c.part) for c in ordered], dtype=np.int64),
         )  # fmt: skip
     return got
+
+
+def box_distance(p: Sequence[Any], d1: Sequence[Any], centre: np.ndarray, turn: np.ndarray, half: np.ndarray,
+                 beyond: Any = np.inf) -> np.ndarray:  # fmt: skip
+    """Distances between segments p + t d1 (t in [0, 1]; three arrays (N, 1) each) and boxes (B) |turn (x -
+    centre)| <= half (each coordinate), (N, B): :func:`nao_ik.geometry.scalar.clearance.to_box` on arrays.
+
+    In each box's frame the squared distance is convex and quadratic between the t where a coordinate crosses a
+    face's plane; each piece's vertex, clamped to the piece, and the least over the pieces. A pair whose lower
+    bound (the distance between the box and the box around the segment, in the box's frame) is at least ``beyond``
+    (broadcast to (N, B)) gets that bound instead: the exact distance is never less.
+    """
+    r = [np.asarray(p[j], dtype=float) - centre[:, j] for j in range(3)]  # (N, B)
+    x = [turn[:, i, 0] * r[0] + turn[:, i, 1] * r[1] + turn[:, i, 2] * r[2] for i in range(3)]
+    dx = [np.broadcast_to(turn[:, i, 0] * d1[0] + turn[:, i, 1] * d1[1] + turn[:, i, 2] * d1[2], x[i].shape)
+          for i in range(3)]  # fmt: skip
+    # The lower bound: the distance between the box and the box around the segment (both in the box's frame).
+    low = 0.0
+    for i in range(3):
+        gap = np.maximum(np.minimum(x[i], x[i] + dx[i]) - half[:, i], -half[:, i] - np.maximum(x[i], x[i] + dx[i]))
+        low = low + np.maximum(gap, 0.0) ** 2
+    out = low = np.sqrt(low)
+    near = np.nonzero(low < beyond)
+    if not near[0].size:
+        return out
+    h = half[near[1]]  # (K, 3)
+    xs = [x[i][near] for i in range(3)]
+    ds = [dx[i][near] for i in range(3)]
+    cuts = [np.zeros_like(xs[0]), np.ones_like(xs[0])]
+    for i in range(3):
+        moving = ds[i] != 0.0
+        step = np.where(moving, ds[i], 1.0)
+        for face in (-h[:, i], h[:, i]):
+            cuts.append(np.where(moving, np.clip((face - xs[i]) / step, 0.0, 1.0), 0.0))
+    t = np.sort(np.stack(cuts, axis=-1), axis=-1)  # (K, 8)
+    lo, hi = t[:, :-1], t[:, 1:]
+    mid = 0.5 * (lo + hi)
+    qa = np.zeros_like(mid)
+    qb = np.zeros_like(mid)
+    for i in range(3):
+        xi, di, hi_ = xs[i][:, None], ds[i][:, None], h[:, i][:, None]
+        v = xi + mid * di
+        above, below = v > hi_, v < -hi_
+        qa += np.where(above | below, di * di, 0.0)
+        qb += np.where(above, di * (xi - hi_), np.where(below, di * (xi + hi_), 0.0))
+    at = np.clip(np.where(qa > 0.0, -qb / np.where(qa > 0.0, qa, 1.0), mid), lo, hi)
+    q = np.zeros_like(mid)
+    for i in range(3):
+        v = np.maximum(np.abs(xs[i][:, None] + at * ds[i][:, None]) - h[:, i][:, None], 0.0)
+        q += v * v
+    out = out.copy()
+    out[near] = np.sqrt(q.min(axis=-1))
+    return out
+
+
+def nearest_core(pts: np.ndarray, shapes: Sequence[Shape]) -> tuple[np.ndarray, np.ndarray]:
+    """(nearest points of the shapes' cores to ``pts`` (N, S, 3), the shapes' radii (S,)): a capsule's core is
+    its segment, a rounded box's its box; shapes in their order."""
+    pts = np.asarray(pts, dtype=float)
+    out = np.empty((pts.shape[0], len(shapes), 3))
+    for k, c in enumerate(shape(tuple(c)) for c in shapes):
+        if isinstance(c, Capsule):
+            a, d = np.asarray(c.a, dtype=float), np.subtract(c.b, c.a)
+            dd = float(d @ d)
+            u = np.zeros(len(pts)) if dd == 0.0 else np.clip((pts - a) @ d / dd, 0.0, 1.0)
+            out[:, k] = a + u[:, None] * d
+        else:
+            turn = np.eye(3) if c.turn is None else np.reshape(c.turn, (3, 3))
+            local = np.clip((pts - c.centre) @ turn.T, -np.asarray(c.half), c.half)
+            out[:, k] = c.centre + local @ turn
+    return out, np.array([c.radius for c in shapes])
 
 
 def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: Sequence[Any], e: Any) -> Any:
@@ -230,7 +320,7 @@ def segment_distance(p: Sequence[Any], d1: Sequence[Any], q: Sequence[Any], d2: 
     return np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
 
 
-def hand_blocked(model: ArmModel, pts: np.ndarray, shapes: Sequence[Capsule]) -> np.ndarray:
+def hand_blocked(model: ArmModel, pts: np.ndarray, shapes: Sequence[Shape]) -> np.ndarray:
     """(N,) True where no configuration with its hand effector at ``pts`` (N, 3) keeps MARGIN from ``shapes``.
 
     The hand's link (:data:`~nao_ik.model.body.LINKS`, from the wrist HAND_REACH along the forearm's axis)
@@ -245,11 +335,8 @@ def hand_blocked(model: ArmModel, pts: np.ndarray, shapes: Sequence[Capsule]) ->
     ball = hand.radius - abs(hz)
     if not shapes or not 0.0 <= hx <= HAND_REACH or ball <= 0.0:
         return np.zeros(pts.shape[0], dtype=bool)  # no claim
-    a, d, dd, radius, _ = _arrays(shapes)
-    a, d = np.array(a).T, np.array(d).T  # (S, 3)
-    rel = pts[:, None, :] - a[None]  # (N, S, 3)
-    t = np.clip((rel * d[None]).sum(axis=2) / np.where(dd > 0.0, dd, 1.0), 0.0, 1.0)
-    gap = np.linalg.norm(rel - t[..., None] * d[None], axis=2) - radius - ball
+    near, radius = nearest_core(pts, shapes)
+    gap = np.linalg.norm(pts[:, None, :] - near, axis=2) - radius - ball
     return (gap < MARGIN).any(axis=1)
 
 

@@ -74,6 +74,7 @@ import numpy as np
 from ..kinematics.chain import chain
 from ..kinematics.ops import SCALAR, Ops
 from ..model.arm import ArmModel
+from ..model.body import MARGIN
 from .scalar.intervals import faster_arcs
 from .scalar.nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
 from .scalar.nearest import nearest as nearest_scalar
@@ -85,6 +86,10 @@ from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, ta
 INF = float("inf")
 #: Every joint's weight 1 s/rad: the move time becomes the largest joint change (:func:`none_closer`).
 _UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
+#: A batch's target none of whose sampled swivels is clear is still searched in full where one comes within this
+#: much of the body's margin (metres): the clear interval may lie between two samples or between a sample and a
+#: joint limit.
+NEAR_MISS = 0.005
 #: Each thread's last search of one target with the body: a single solve asks it twice (the method's start or the
 #: continuity rule, then the body check of an answer inside the body), the same model, target and start.
 _LAST = threading.local()
@@ -150,8 +155,8 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
     swivels are a subset of the allowed ones. One target goes straight to
     the float search with the body as its extra margin; in a batch, a target
     with no clear swivel among a quick sample
-    (:func:`~nao_ik.geometry.sampled.first_clear`) gets no second search:
-    ``found`` False.
+    (:func:`~nao_ik.geometry.sampled.first_clear`), none of them within
+    NEAR_MISS of clear, gets no second search: ``found`` False.
 
     Args:
         model: the arm.
@@ -182,9 +187,12 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         return free
     n = hit.shape[0]
     rows = np.flatnonzero(hit)
-    # Targets with no clear sampled swivel: no full search (see nao_ik.geometry.sampled).
+    # Targets with no clear sampled swivel and none within NEAR_MISS of clear: no full search (see
+    # nao_ik.geometry.sampled). A clear interval narrower than the samples' spacing (often where it ends at a
+    # joint limit) leaves its neighbours just short of the margin: the full search finds it.
     pts = np.stack([np.broadcast_to(x, (n,))[rows] for x in t], axis=1)
-    some = first_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])[0]
+    ok, _, _, best = first_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])
+    some = ok | (best >= MARGIN - NEAR_MISS)
     blocked = rows[~some]
     rows = rows[some]
     if blocked.size:
@@ -264,7 +272,8 @@ def _lowest(values: list, ops: Ops) -> Any:
 
 
 def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, rows: np.ndarray) -> tuple:
-    """The nearest configuration from the exact intervals, for the targets (rows) the ring missed."""
+    """The nearest configuration from the exact intervals, for the targets (rows) the ring may have missed (the
+    ring's answer kept where it is nearer)."""
     k = arm(model)
     extra = _body_extra(model)
     q = [np.array(np.broadcast_to(x, rows.shape)) for x in best[0]]
@@ -272,7 +281,8 @@ def _narrow(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], best: tuple, r
     for i in np.flatnonzero(rows):
         ti = [float(x[i]) for x in t]
         q0i = [float(np.broadcast_to(x, rows.shape)[i]) for x in q0]
-        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i, extra).narrow(([0.0] * 5, 0.0, INF))
+        had = ([float(x[i]) for x in q], float(phi[i]), float(cost[i]))  # the ring's answer, kept where nearer
+        qi, phi[i], cost[i] = Search(k, scalar_circle(k, ti, q0i[4]), q0i, extra).narrow(had)
         for j in range(5):
             q[j][i] = qi[j]
     return q, phi, cost

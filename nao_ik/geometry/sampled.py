@@ -93,7 +93,8 @@ def clear_by_move(model: ArmModel, target: Sequence[float], q0: Sequence[float])
 
 
 def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None) -> tuple:
-    """(clear (N,), angles (N, 5) clamped, sample index (N,)): a clear sample of each point, if any.
+    """(clear (N,), angles (N, 5) clamped, sample index (N,), the clearance of the clearest sample tried (N,),
+    -inf where none was inside the limits): a clear sample of each point, if any.
 
     The same samples and test as :func:`sampled_clear`'s ``found``, made and tried lazily: nearest the hint
     (N,) sample index (swivel index + SWIVELS x branch) first (in swivel, then the other branch), in rounds
@@ -109,6 +110,7 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
     apart = np.minimum(apart, SWIVELS - apart) * 2 + (idx[None, :] // SWIVELS != hint[:, None] // SWIVELS)
     order = np.argsort(apart, axis=1, kind="stable")
     ok, where, q = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros((n, 5))
+    best = np.full(n, -np.inf)
     done, width = 0, ROUND
     rows = np.flatnonzero(~hand_blocked(model, pts, model.body))  # a hand in the body's way: no sample is clear
     while rows.size and done < idx.size:
@@ -123,6 +125,7 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
             angles[sel] = np.stack(np.broadcast_arrays(*qb), axis=1)
             inside = sel[(np.broadcast_to(viol, sel.shape) <= LIMIT_SLACK) & np.broadcast_to(cb.reachable, sel.shape)]
             gap[inside] = clearance_batch(model, angles[inside], model.body)[0]
+        np.maximum.at(best, owner, gap)
         clear = (gap >= MARGIN).reshape(cols.shape)
         hit = clear.any(axis=1)
         pick = clear[hit].argmax(axis=1)
@@ -132,4 +135,4 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
         done += width
         width *= 2
         rows = rows[~hit]
-    return ok, np.clip(q, model.lower, model.upper), where
+    return ok, np.clip(q, model.lower, model.upper), where, best

@@ -1,42 +1,35 @@
 # -*- coding: utf-8 -*-
 # ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
-"""NAO's body as plain data: the margins, the body's capsules and the arm's links as tuples.
+"""NAO's body as plain data: the margins, the body's shapes and the arm's links as tuples.
 
 One source for both sides (as :mod:`nao_ik.model.arm_data` is for the joints): :mod:`nao_ik.model.body`
-builds its :class:`~nao_ik.model.body.Capsule` / :class:`~nao_ik.model.body.Link` from these tuples (the
-library, numpy batch path included), and the robot runtime (:mod:`nao_ik.robot`) checks the
-same tuples with :mod:`nao_ik.geometry.scalar.clearance`.
+builds its :class:`~nao_ik.model.body.Capsule`, :class:`~nao_ik.model.body.Box` and
+:class:`~nao_ik.model.body.Link` from these tuples (the library, numpy batch path included), and the robot
+runtime (:mod:`nao_ik.robot`) checks the same tuples with :mod:`nao_ik.geometry.scalar.clearance`.
 
-Every shape is a capsule (a segment swept by a sphere; a sphere is a capsule
-of zero length), the convex shape humanoid controllers use and NAOqi's own
-arm collision protection uses (spheres for head, hips and torso, capsules for
-the limbs). FRAME_TORSO, metres. The shapes are fitted by hand to NAO's
-published dimensions; no mesh is copied.
+A shape is a capsule (a segment swept by a sphere; a sphere is a capsule of zero length) or a rounded box (a
+box swept by a sphere): the arm's links, the head and the shoulders are capsules; the torso, the pelvis and the
+thighs, flat-sided, are rounded boxes, which a capsule could only hold by bulging 15 to 60 mm past them.
+FRAME_TORSO, metres. No mesh is copied: the numbers are measured.
 
 Sources of the numbers:
 
 - ``naoV50.urdf`` (ros-naoqi, in ``shared/reference``): the neck joint
   (HeadYaw) 126.5 mm above the torso origin; the hip joints (HipYawPitch)
   50 mm to the side and 85 mm below it; the thigh (HipPitch to KneePitch)
-  100 mm; the shoulders at y = +-98 mm, z = 100 mm; the torso's centre of
-  mass at x = -4.1 mm, z = 43 mm (where the torso's shapes are centred in x).
-- Aldebaran's NAO H25 datasheet: 574 mm tall, 275 mm wide (shoulder to
-  shoulder with the arms), 311 mm deep overall.
-- For scale only: the bounding boxes of the collision meshes of NAO's
-  published simulation model, about 118 x 180 x 237 mm (torso; 180 mm wide
-  includes the shoulder housings), 125 x 139 x 120 mm (head), 102 x 96 x
-  155 mm (thigh), 91 x 61 x 65 mm (pelvis). The shapes below stay inside
-  those sizes where the arm must move freely (the chest in front of the
-  shoulders) and cover them where it must not go (the chest's core, the
-  head, the hips and thighs).
+  100 mm; the shoulders at y = +-98 mm, z = 100 mm.
+- NAO_ARM.md, "The real robot's shape" (measured from the meshes and collision primitives of Cyberbotics'
+  Webots NAO), and the extents of the same meshes where that table gives no number, measured the same way.
+  The shapes hold those meshes: a test samples the simulated robot's shapes (``sim_stub``, which hold every
+  vertex) and finds every point inside the library's (``tests/unit/sim_stub/test_protection.py``).
 
 The safety margin: an arm is clear of the body when every link's capsule is
 at least :data:`MARGIN` (library) from every body part. ALMotion's stand-in
 (``sim_stub``) checks shapes of its own (the real robot's measured surface)
-with the smaller :data:`STUB_MARGIN`; the shapes here are sized so that
+with the smaller :data:`STUB_MARGIN`; the library's shapes hold the stub's, so
 wherever the stub's arm comes within STUB_MARGIN of its body, the library's
-clearance is under MARGIN (``tests/unit/sim_stub/test_protection.py``): what the
-library commands does not trip it.
+clearance is under STUB_MARGIN too (``tests/unit/sim_stub/test_protection.py``): neither what the
+library answers (MARGIN) nor a motion it certifies (:data:`~nao_ik.geometry.scalar.sweep.SWEEP_MARGIN`) trips it.
 
 Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
 """
@@ -55,35 +48,45 @@ NECK_Z = 0.1265
 HIP_Y = 0.050
 HIP_Z = -0.085
 THIGH_LENGTH = 0.100
-#: The torso's centre of mass in x (naoV50.urdf, torso inertial origin): the torso's shapes are centred there.
-TORSO_X = -0.004
 
 #: HipPitch and KneePitch of the standing posture (ALRobotPosture "Stand", as the stub's STAND).
 STAND_HIP_PITCH = -0.45
 
-#: The thigh's radius: the thigh mesh is 102 x 96 mm across, half of 102 (the stub's thigh, a box x -45..51.9,
-#: y -44..49.4 about the hip-knee line, rounding 30, reaches 59 from that line at its corners, NAO_ARM.md's "knee
-#: radius 58-59"; 50 keeps the library's clearance under its margin wherever the stub's is under its own).
-THIGH_RADIUS = 0.050
-#: The pelvis (the stub's pelvis: the mesh, x -59.4..23.9 about the hip joints, z -100.3..-41.7): the hips' capsule
-#: across between the hip joints is centred at the mesh's middle in x, its radius 42 reaching x -59.75 behind.
-PELVIS_X, PELVIS_RADIUS = -0.01775, 0.042
-#: The farthest point of the hips' capsule half on a leg's side from that leg's hip joint (its axis runs from the
-#: middle to PELVIS_X behind the joint): what a HipYawPitch turn about the joint moves it by, per radian.
-PELVIS_REACH = math.hypot(PELVIS_X, HIP_Y) + PELVIS_RADIUS
+#: The pelvis, a rounded box in its leg's HipYawPitch frame (origin the hip joint; left leg, the right mirrors y):
+#: (low corner, high corner, both with the rounding, rounding). The pelvis mesh's extents: x -59.4..23.9,
+#: y -37..15.4 (from the middle to past the hip joint), z -15.3..43.3 about the hip joint.
+PELVIS_BOX = ((-0.0595, -0.0371, -0.0154), (0.0240, 0.0155, 0.0434), 0.010)
+#: The thigh, a rounded box in its leg's HipPitch frame (the knee at (0, 0, -THIGH_LENGTH); left leg, the right
+#: mirrors y): the thigh mesh's extents, knee cap included (x -45..51.9, y -44..49.4, z -131.7..23.4), rounded
+#: by 30, so that its corners reach 59 mm from the hip-knee line, NAO_ARM.md's "knee radius 58-59".
+THIGH_BOX = ((-0.0450, -0.0440, -0.1317), (0.0519, 0.0494, 0.0234), 0.030)
+#: HipYawPitch turns each leg's hip about (0, 1, -side) / sqrt(2) (side +1 left, -1 right: both axes point up and
+#: inward at 45 degrees; naoV50.urdf), then HipRoll about x, then HipPitch about y, all through the hip joint.
+HIP_YAW_PITCH_AXIS = (0.0, math.sqrt(0.5), -math.sqrt(0.5))
 #: LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll of the standing posture.
 LEGS_REST = (0.0, 0.0, 0.0, 0.0)
 #: The joints whose sensed angles place the body's parts (the service and the robot runtime read them with the
 #: arms'): the hips' pitch, the head, then the legs' other hip joints (:func:`body_rows`' arguments in order).
 BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch", "LHipYawPitch", "LHipRoll", "RHipYawPitch",
                "RHipRoll"]  # fmt: skip
-#: The chest's sides (NAO_ARM.md gives no width; the stub's "chest sides", the mesh's: x -43.1..45.6, y +-65.4,
-#: z 23.6..93.9, a box rounded by 15, its flat core z 38.6..78.9), which an upper arm hanging or rolled in meets
-#: and the torso's capsule (y +-58) misses: a vertical capsule each side, at the box's middle in x, from z 39 to 79,
-#: y +-40, radius 28: it reaches y +-68, 2.6 mm past the mesh (the upper arm's capsule runs to the elbow, 15 mm off
-#: the real upper arm's axis, so its inner side lies up to 7 mm outside the real arm's). Left side; the right
-#: mirrors y.
-CHEST_SIDE, CHEST_SIDE_Z, CHEST_SIDE_RADIUS = (0.002, 0.040), (0.039, 0.079), 0.028
+#: The torso, rounded boxes fixed to FRAME_TORSO: (low corner, high corner, both with the rounding, rounding). Their
+#: numbers are the extents of the torso mesh of the Webots NAO (NAO_ARM.md, "The real robot's shape": the chest
+#: front at the sternum x 56-58, the back x -52.5, the waist's half-width 36-48; the rest measured the same way from
+#: the same mesh): every vertex of the mesh lies within them, and between two boxes its faces come at most 4.5 mm
+#: out of them (on the chest's sides at the shoulder housings, which SHOULDER_COVER holds; elsewhere 3.8 mm, at the
+#: seams of the chest and the waist, the waist and the belly, and the back: the margins hold it). A capsule would
+#: have to bulge 15-60 mm past a flat side to hold its corners, which the arm reaches: the chest's front corners,
+#: the lower belly. The chest's section is an octagon, its front and back corners cut: two boxes, the chest
+#: and its sides; above the sternum the chest recedes (the upper chest: the neck's base); below it the waist, its
+#: sides and the belly. The shoulder housings go with each arm (SHOULDER_COVER).
+TORSO_BOXES = (
+    ((-0.0531, -0.0496, 0.0150), (0.0583, 0.0496, 0.0986), 0.015),  # chest: front 58.3 (z 69), back -53.1
+    ((-0.0431, -0.0654, 0.0236), (0.0456, 0.0654, 0.0939), 0.015),  # its sides: +-65.4 at z 45
+    ((-0.0463, -0.0515, 0.0941), (0.0391, 0.0515, 0.1222), 0.010),  # upper chest
+    ((-0.0502, -0.0381, -0.0580), (0.0498, 0.0381, 0.0168), 0.010),  # waist: +-36.5 at z -60..-40
+    ((-0.0394, -0.0494, -0.0411), (0.0286, 0.0494, 0.0168), 0.010),  # its sides: +-47.7 at z -40..-20
+    ((-0.0321, -0.0175, -0.0965), (0.0457, 0.0175, -0.0579), 0.010),  # belly
+)
 
 #: How far the upper arm's shell reaches behind the shoulder joint, along the arm: its root, the shoulder
 #: housing (NAO_ARM.md, "The real robot's shape": the upper arm's capsule runs from 42 mm behind to 96 mm
@@ -94,20 +97,21 @@ SHOULDER_BACK = 0.042
 #: long). Chain point 6; its capsule's radius adds the rest.
 HAND_REACH = 0.090
 
-#: The arm's links as rows (name, start, end, skip, radius): chain points (0 shoulder, 1 the upper arm's
-#: root behind it, 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end), the fraction of the segment
-#: left out at its start for the arm's own check (its root is inside its own shoulder housing, next to the
-#: torso; another arm meets the whole link), the radius. The radii contain the real arm (NAO_ARM.md, "The
-#: real robot's shape", measured from the meshes and collision primitives of the Webots NAO): upper arm mesh
-#: radius 24-30 mm -> 30; forearm mesh about 27 mm (capsule 22) and the elbow's 20 mm sphere -> 27; the hand
-#: (palm and fingers, mesh 84 long x 68 wide x 63 thick, open or closed) -> a capsule along the forearm's
-#: axis from the wrist to HAND_REACH, radius 40 (the 68 x 63 cross-section's half diagonal is 46 for a box,
-#: about 40 for the rounded palm; the fingertips at 102.5 mm lie within it). The hand's opening (LHand/RHand,
-#: a joint ALMotion reports) is not read to shrink it: closed, the fingers curl within 38 mm of its axis
-#: (tests/unit/model/test_body.py), so a closed hand is no larger, and a closed hand often holds something whose size
-#: nao-ik cannot know.
+#: The arm's links as rows (name, start, end, skip, radius): chain points (0 shoulder, 1 the upper arm's root behind it,
+#: 2 elbow, 4 wrist, 5 hand effector, 6 the hand's far end), the fraction of the segment left out at its start for the
+#: arm's own check (up to 50 mm past the shoulder joint: its shoulder cap, which turns in and against its own housing,
+#: next to the torso; another arm meets the whole link), the radius. The radii contain the real arm (NAO_ARM.md, "The
+#: real robot's shape", measured from the meshes and collision primitives of the Webots NAO): the upper arm's mesh lies
+#: within 30.7 mm of the line from the shoulder to the elbow (its own axis is turned 0.15 rad toward the arm's outside,
+#: nearly the elbow's 0.142; mesh radius 24-30 about it) -> 32, which also holds the stub's capsule about the mesh's own
+#: axis (radius 30.5); forearm mesh about 27 mm (capsule 22) and the elbow's 20 mm sphere -> 27; the hand (palm and
+#: fingers, mesh 84 long x 68 wide x 63 thick, open or closed) -> a capsule along the forearm's axis from the wrist to
+#: HAND_REACH, radius 40 (the 68 x 63 cross-section's half diagonal is 46 for a box, about 40 for the rounded palm; the
+#: fingertips at 102.5 mm lie within it). The hand's opening (LHand/RHand, a joint ALMotion reports) is not read to
+#: shrink it: closed, the fingers curl within 38 mm of its axis (tests/unit/model/test_body.py), so a closed hand is no
+#: larger, and a closed hand often holds something whose size nao-ik cannot know.
 LINK_ROWS = (
-    ("upper arm", 1, 2, 0.53, 0.030),
+    ("upper arm", 1, 2, 0.62, 0.032),
     ("forearm", 2, 4, 0.0, 0.027),
     ("hand", 4, 6, 0.0, 0.040),
 )
@@ -120,22 +124,76 @@ OTHER_ARM = "other arm"
 NAMES = PARTS + (OTHER_ARM,)
 
 
+def _turn(axis, angle):
+    # type: (tuple, float) -> tuple
+    """The rotation by ``angle`` about the unit ``axis``, nine entries row by row (Rodrigues)."""
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    k = 1.0 - c
+    return (c + x * x * k, x * y * k - z * s, x * z * k + y * s,
+            y * x * k + z * s, c + y * y * k, y * z * k - x * s,
+            z * x * k - y * s, z * y * k + x * s, c + z * z * k)  # fmt: skip
+
+
+def _times(a, b):
+    # type: (tuple, tuple) -> tuple
+    """The product of two rotations (nine entries row by row each)."""
+    return tuple(sum(a[3 * i + k] * b[3 * k + j] for k in range(3)) for i in range(3) for j in range(3))
+
+
+def box_row(part, origin, turn, low, high, radius):
+    # type: (str, tuple, tuple | None, tuple, tuple, float) -> tuple
+    """A rounded box as a row (part, centre, half sizes of its core, rounding, rotation torso-to-box or None).
+
+    Args:
+        origin, turn: the frame its corners are given in (FRAME_TORSO position; rotation frame-to-torso, nine
+            entries row by row; None: the torso's axes).
+        low, high: its corners in that frame, the rounding included.
+    """
+    half = tuple(0.5 * (h - lo) - radius for lo, h in zip(low, high))
+    mid = [0.5 * (lo + h) for lo, h in zip(low, high)]
+    if turn is None:
+        return (part, tuple(o + m for o, m in zip(origin, mid)), half, radius, None)
+    centre = tuple(origin[i] + sum(turn[3 * i + j] * mid[j] for j in range(3)) for i in range(3))
+    back = (turn[0], turn[3], turn[6], turn[1], turn[4], turn[7], turn[2], turn[5], turn[8])
+    return (part, centre, half, radius, back)
+
+
+def _mirror(box, side):
+    # type: (tuple, float) -> tuple
+    """A left leg's box (low, high, rounding) for the leg on ``side`` (-1: mirrored in y)."""
+    low, high, radius = box
+    if side > 0.0:
+        return box
+    return (low[0], -high[1], low[2]), (high[0], -low[1], high[2]), radius
+
+
+def _hip_turns(side, hip_pitch, yaw_pitch, roll):
+    # type: (float, float, float, float) -> tuple
+    """(the pelvis's rotation, the thigh's) of the leg on ``side`` (+1 left, -1 right): HipYawPitch about
+    HIP_YAW_PITCH_AXIS (its z mirrored on the right), then HipRoll about x, then HipPitch about y."""
+    u = HIP_YAW_PITCH_AXIS
+    pelvis = _turn((u[0], u[1], side * u[2]), yaw_pitch)
+    c, s = math.cos(roll), math.sin(roll)
+    thigh = _times(pelvis, (1.0, 0.0, 0.0, 0.0, c, -s, 0.0, s, c))
+    c, s = math.cos(hip_pitch), math.sin(hip_pitch)
+    return pelvis, _times(thigh, (c, 0.0, s, 0.0, 1.0, 0.0, -s, 0.0, c))
+
+
+def pelvis_row(side, yaw_pitch=0.0):
+    # type: (float, float) -> tuple
+    """The pelvis of one leg (side +1 left, -1 right) as a row (:func:`box_row`): PELVIS_BOX, turned with
+    HipYawPitch about the hip joint."""
+    turn = _hip_turns(side, 0.0, yaw_pitch, 0.0)[0]
+    return box_row("hips", (0.0, side * HIP_Y, HIP_Z), turn, *_mirror(PELVIS_BOX, side))
+
+
 def thigh_row(side, hip_pitch=STAND_HIP_PITCH, yaw_pitch=0.0, roll=0.0):
     # type: (float, float, float, float) -> tuple
-    """The thigh of one leg (side +1 left, -1 right) at a HipPitch, HipYawPitch and HipRoll, as a row.
-
-    HipPitch turns about y: the knee is at hip + Ry(hip_pitch) (0, 0, -THIGH_LENGTH). HipYawPitch and HipRoll
-    turn the thigh further about axes through the hip joint (naoV50.urdf: the three hip joints share their
-    origin): a turn by an angle a moves a point at distance d from the hip by at most a x d, so the capsule at
-    HipPitch alone, its radius grown by (|yaw_pitch| + |roll|) x THIGH_LENGTH, holds the thigh wherever they put
-    it (exact at 0, the standing legs).
-
-    Returns:
-        ("thighs", hip, knee, radius).
-    """
-    hip = (0.0, side * HIP_Y, HIP_Z)
-    knee = (hip[0] - math.sin(hip_pitch) * THIGH_LENGTH, hip[1], hip[2] - math.cos(hip_pitch) * THIGH_LENGTH)
-    return ("thighs", hip, knee, THIGH_RADIUS + (abs(yaw_pitch) + abs(roll)) * THIGH_LENGTH)
+    """The thigh of one leg (side +1 left, -1 right) as a row (:func:`box_row`): THIGH_BOX, turned with
+    HipYawPitch, HipRoll and HipPitch about the hip joint."""
+    turn = _hip_turns(side, hip_pitch, yaw_pitch, roll)[1]
+    return box_row("thighs", (0.0, side * HIP_Y, HIP_Z), turn, *_mirror(THIGH_BOX, side))
 
 
 #: The head (NAO_ARM.md, "The real robot's shape"): a capsule of HEAD_RADIUS across the head's y axis,
@@ -170,24 +228,17 @@ HEAD_REST = (0.0, 0.0)
 
 def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, head=HEAD_REST, legs=LEGS_REST):
     # type: (float, float, tuple | None, tuple) -> tuple
-    """NAO's body as rows (part, a, b, radius), thighs at the given HipPitch (both arms share it).
+    """NAO's body as rows, the legs and the head at the given posture (both arms share it).
 
-    - torso: a vertical capsule of 58 mm radius on the torso's axis, its
-      centres from z -15 to +125 mm (the Webots NAO's torso primitive: radius
-      55 over the same span): x +-58 mm (the chest front at the sternum is at
-      56-58 mm, the back at -52.5), y +-58 mm, a waist 37 mm wide at z -60
-      (the robot's: 36-48); and the chest's sides, a vertical capsule each
-      side (CHEST_SIDE: y +-68 from z 39 to 79, the chest being 131 mm wide
-      there). The shoulder housings, which stick out beyond it, are the upper
-      arms' roots (:data:`LINK_ROWS`, SHOULDER_BACK): the other arm's links
-      are part of the body.
-    - head: :func:`head_row` at (HeadYaw, HeadPitch) ``head``, or holding
-      every head posture where ``head`` is None.
-    - hips: the pelvis as a capsule across between the two hip joints,
-      PELVIS_X behind them, radius PELVIS_RADIUS (pelvis mesh x -59.4..23.9);
-      each half turns with its leg's HipYawPitch about its hip joint: the
-      radius grown by the larger |HipYawPitch| x PELVIS_REACH holds it.
-    - thighs: :func:`thigh_row` of each leg.
+    - torso: :data:`TORSO_BOXES`, rounded boxes fixed to FRAME_TORSO. The shoulder housings, which stick out
+      beyond them, go with each arm (:func:`shoulder_row`): the other arm's shapes are part of the body.
+    - head: :func:`head_row` at (HeadYaw, HeadPitch) ``head``, or holding every head posture where ``head`` is
+      None.
+    - hips: the pelvis of each leg, :func:`pelvis_row`, a rounded box turned with its HipYawPitch.
+    - thighs: :func:`thigh_row` of each leg, a rounded box turned with its HipYawPitch, HipRoll and HipPitch.
+
+    A row is a capsule (part, a, b, radius: the segment a-b swept by a sphere of that radius) or a rounded box
+    (part, centre, half sizes, rounding, rotation torso-to-box or None: :func:`box_row`).
 
     Args:
         left_hip_pitch, right_hip_pitch: LHipPitch and RHipPitch, radians.
@@ -195,20 +246,33 @@ def body_rows(left_hip_pitch=STAND_HIP_PITCH, right_hip_pitch=STAND_HIP_PITCH, h
         legs: (LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll), radians (LEGS_REST: 0, standing).
 
     Returns:
-        Seven rows: torso, the chest's left and right sides (part "torso"), head, hips, left thigh, right thigh.
+        Eleven rows: the six torso boxes, the head, the left pelvis and thigh, the right pelvis and thigh.
     """
-    x, y = CHEST_SIDE
     return (
-        ("torso", (0.0, 0.0, -0.015), (0.0, 0.0, 0.125), 0.058),
-        ("torso", (x, y, CHEST_SIDE_Z[0]), (x, y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
-        ("torso", (x, -y, CHEST_SIDE_Z[0]), (x, -y, CHEST_SIDE_Z[1]), CHEST_SIDE_RADIUS),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[0]),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[1]),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[2]),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[3]),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[4]),
+        box_row("torso", (0.0, 0.0, 0.0), None, *TORSO_BOXES[5]),
         head_row(head),
-        (
-            "hips",
-            (PELVIS_X, -HIP_Y, HIP_Z),
-            (PELVIS_X, HIP_Y, HIP_Z),
-            PELVIS_RADIUS + max(abs(legs[0]), abs(legs[2])) * PELVIS_REACH,
-        ),
+        pelvis_row(1.0, legs[0]),
         thigh_row(1.0, left_hip_pitch, legs[0], legs[1]),
+        pelvis_row(-1.0, legs[2]),
         thigh_row(-1.0, right_hip_pitch, legs[2], legs[3]),
     )
+
+
+#: An arm's shoulder as the other arm meets it (left; the right mirrors y): the shoulder housing, torso mesh that
+#: sticks out up to 29 mm beyond a plain torso (NAO_ARM.md; the mesh: a disc around the ShoulderPitch axis, y 70
+#: to 96.1, within 41 mm of the axis where it meets the chest's side wall), and the shoulder cap that turns with
+#: the arm, a shell 35 to 50.6 mm from the joint (the upper arm's mesh): a capsule on the ShoulderPitch axis from
+#: y SHOULDER_COVER[0] to the joint, radius SHOULDER_COVER[1]. An arm's own links leave it out (LINK_ROWS' skip).
+SHOULDER_COVER = (0.0732, 0.051)
+
+
+def shoulder_row(shoulder, part):
+    # type: (tuple, str) -> tuple
+    """The shoulder of the arm whose shoulder joint is at ``shoulder`` as a capsule row (:data:`SHOULDER_COVER`)."""
+    x, y, z = (float(v) for v in shoulder)
+    return (part, (x, math.copysign(SHOULDER_COVER[0], y), z), (x, y, z), SHOULDER_COVER[1])

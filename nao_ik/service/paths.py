@@ -22,7 +22,7 @@ from ..geometry.collision import clearance
 from ..geometry.sweep import ARRIVED, stream_regions, sweep_region
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ArmModel, arm_model
-from ..model.body import MARGIN, OTHER_ARM, Capsule
+from ..model.body import MARGIN, OTHER_ARM, Capsule, corners
 from ..model.body_data import head_row
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
@@ -243,10 +243,11 @@ def _fixed(body: tuple, head: bool = True) -> tuple:
 
 
 def _moved(now: tuple, then: tuple) -> bool:
-    """Whether a capsule of ``now`` is more than BODY_MOVED from its place in ``then`` (the same parts)."""
+    """Whether a shape of ``now`` is more than BODY_MOVED from its place in ``then`` (the same parts)."""
     if len(now) != len(then):
         return True
-    return any(math.dist(p, q) > BODY_MOVED for a, b in zip(now, then) for p, q in ((a.a, b.a), (a.b, b.b)))
+    return any(type(a) is not type(b) or any(math.dist(p, q) > BODY_MOVED for p, q in zip(corners(a), corners(b)))
+               for a, b in zip(now, then))  # fmt: skip
 
 
 def _arrived(engine: Engine, model: ArmModel, q: list, job: Any, end: float, speed: float) -> tuple:

@@ -178,10 +178,11 @@ def _segment_distance(p, a, b) -> float:
 
 def test_the_other_arms_rows_hold_its_links_at_every_posture_of_its_box():
     """Boxes small and large (up to the joints' whole ranges): every point of every link, at postures drawn in the
-    box and at its corners, lies within that link's capsule of some piece, grown radius less the link's own."""
+    box and at its corners, lies within that link's capsule of some piece, grown radius less the link's own (the
+    rows: the arm's shoulder, fixed to the torso, then each piece's links)."""
     from nao_ik.geometry.scalar.clearance import link_points
     from nao_ik.geometry.scalar.swivel import arm as scalar_arm
-    from nao_ik.model.body_data import LINK_ROWS
+    from nao_ik.model.body_data import LINK_ROWS, OTHER_ARM, shoulder_row
 
     rng = np.random.default_rng(8)
     for arm in ("LArm", "RArm"):
@@ -192,6 +193,8 @@ def test_the_other_arms_rows_hold_its_links_at_every_posture_of_its_box():
             b = np.clip(a + rng.uniform(-width, width, 5), model.lower, model.upper)
             lo, hi = np.minimum(a, b).tolist(), np.maximum(a, b).tolist()
             cover = rows(model, lo, hi)
+            assert cover[0] == shoulder_row(k.s, OTHER_ARM)
+            cover = cover[1:]
             corners = [[(lo, hi)[(n >> j) & 1][j] for j in range(5)] for n in range(32)]
             for posture in corners + rng.uniform(lo, hi, (40, 5)).tolist():
                 pts = link_points(k, posture)

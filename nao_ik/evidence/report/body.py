@@ -70,6 +70,14 @@ def _head() -> str:
             f"width +-{half:.1f}")  # fmt: skip
 
 
+def _knee() -> str:
+    """The thigh's box at the knee: its farthest reach from the hip-knee line (its corners, the rounding added)."""
+    low, high, rounding = body_data.THIGH_BOX
+    core = [(lo + rounding, hi - rounding) for lo, hi in zip(low, high)]
+    far = max(np.hypot(x, y) for x in core[0] for y in core[1]) + rounding
+    return f"{1e3 * far:.0f} (a box rounded by {1e3 * rounding:.0f})"
+
+
 def _link(name: str) -> float:
     return 1e3 * next(link.radius for link in LINKS if link.name == name)
 
@@ -77,13 +85,13 @@ def _link(name: str) -> float:
 REAL_SHAPE: tuple[Real, ...] = (
     Real("chest front at the sternum (z 20-100), x", "56-58", lambda: _span(_reach(0, 1.0, (0.020, 0.100), 1))),
     Real("back (z 20-100), x", "-52.5", lambda: "-" + _span(_reach(0, -1.0, (0.020, 0.100), 1))),
-    Real(
-        "waist (z -60..0), half-width",
-        "36-48",
-        lambda: _span(_reach(1, 1.0, (-0.060, 0.0), 0)) + " (the thighs' capsules below z -35)",
-    ),
+    Real("waist (z -60..0), half-width", "36-48", lambda: _span(_reach(1, 1.0, (-0.060, 0.0), 0))),
     Real("head", "mesh width +-66.5; capsule r 50 across y, centre (0, 0, 181.5) at HeadYaw = HeadPitch = 0", _head),
-    Real("upper arm, radius", "mesh 24-30; capsule 24", lambda: f"{_link('upper arm'):.0f}"),
+    Real(
+        "upper arm, radius",
+        "mesh 24-30 (30.7 from the shoulder-elbow line); capsule 24",
+        lambda: f"{_link('upper arm'):.0f} about the shoulder-elbow line",
+    ),
     Real(
         "upper arm, behind the shoulder joint along the arm",
         "42 (its capsule's root)",
@@ -98,7 +106,7 @@ REAL_SHAPE: tuple[Real, ...] = (
             f"forearm's axis (reaches {1e3 * body_data.HAND_REACH + _link('hand'):.0f})"
         ),
     ),  # fmt: skip
-    Real("thigh at the knee, radius", "58-59", lambda: f"{1e3 * body_data.THIGH_RADIUS:.0f}"),
+    Real("thigh at the knee, radius", "58-59", _knee),
 )
 
 

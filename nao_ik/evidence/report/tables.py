@@ -184,16 +184,12 @@ def workspace(size: Size, out: Path) -> None:
 
 
 def _inside_body(pts: np.ndarray) -> np.ndarray:
-    """(N,) True where a point lies inside one of the body's capsules (:data:`nao_ik.model.body.BODY`)."""
+    """(N,) True where a point lies inside one of the body's shapes (:data:`nao_ik.model.body.BODY`)."""
+    from ...geometry.collision import nearest_core
     from ...model.body import BODY
 
-    inside = np.zeros(len(pts), dtype=bool)
-    for c in BODY:
-        a, d = np.asarray(c.a), np.subtract(c.b, c.a)
-        dd = float(d @ d)
-        u = np.zeros(len(pts)) if dd == 0.0 else np.clip((pts - a) @ d / dd, 0.0, 1.0)
-        inside |= np.linalg.norm(pts - (a + u[:, None] * d), axis=1) < c.radius
-    return inside
+    near, radius = nearest_core(pts, BODY)
+    return (np.linalg.norm(np.asarray(pts, dtype=float)[:, None, :] - near, axis=2) < radius).any(axis=1)
 
 
 def continuity(size: Size, ik: IkpyArm | None, seed: int) -> str:

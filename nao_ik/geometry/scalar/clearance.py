@@ -25,7 +25,7 @@ from __future__ import division
 import collections
 import math
 
-from ...model.body_data import HAND_REACH, LINK_ROWS, MARGIN, SHOULDER_BACK
+from ...model.body_data import HAND_REACH, LINK_ROWS, MARGIN, SHOULDER_BACK, shoulder_row
 from .swivel import arm
 
 try:  # the type comments' names (typing is not in every Python 2.7)
@@ -56,21 +56,30 @@ class Clearance(collections.namedtuple("Clearance", "distance part link")):
     __slots__ = ()
 
 
-class Pair(collections.namedtuple("Pair", "part a d dd centre reach radius")):
-    """A body capsule prepared for the check: ``d`` = b - a, ``dd`` = |d|^2, ``reach`` = half length + radius."""
+class Pair(collections.namedtuple("Pair", "part a d dd centre reach radius box")):
+    """A body shape prepared for the check. A capsule: ``d`` = b - a, ``dd`` = |d|^2, ``box`` None. A rounded
+    box: ``a`` its centre, ``box`` (rotation torso-to-box or None, half sizes). ``reach``: the radius of a sphere
+    about ``centre`` that holds the shape."""
 
     __slots__ = ()
 
 
 def prepare(shapes):
     # type: (Sequence[Any]) -> Tuple[Pair, ...]
-    """The shapes (rows or capsules: part, a, b, radius) prepared for :func:`clearance`."""
+    """The shapes (rows or shapes of :mod:`nao_ik.model.body_data`: capsules part, a, b, radius; rounded boxes
+    part, centre, half, radius, turn) prepared for :func:`clearance`."""
     out = []
-    for part, a, b, radius in shapes:
+    for row in shapes:
+        if len(row) == 5:
+            part, c, half, radius, turn = row
+            reach = math.sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]) + radius
+            out.append(Pair(part, tuple(c), (0.0, 0.0, 0.0), 0.0, tuple(c), reach, radius, (turn, tuple(half))))
+            continue
+        part, a, b, radius = row
         d = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
         dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
         centre = (0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1]), 0.5 * (a[2] + b[2]))
-        out.append(Pair(part, tuple(a), d, dd, centre, 0.5 * math.sqrt(dd) + radius, radius))
+        out.append(Pair(part, tuple(a), d, dd, centre, 0.5 * math.sqrt(dd) + radius, radius, None))
     return tuple(out)
 
 
@@ -281,7 +290,8 @@ REGION_GROWTH = 0.01
 
 def region_rows(model, lo, hi, part):
     # type: (Any, Sequence[float], Sequence[float], str) -> tuple
-    """Body rows (part, a, b, radius) holding an arm's links at every posture of the joint-space box lo..hi.
+    """Body rows (part, a, b, radius) holding an arm's links at every posture of the joint-space box lo..hi, and
+    its shoulder (:func:`~nao_ik.model.body_data.shoulder_row`).
 
     The box is halved across the joint that moves the links most, the piece whose links grow most first,
     until every piece grows them by at most REGION_GROWTH or there are REGION_PIECES pieces; each link is
@@ -305,7 +315,7 @@ def region_rows(model, lo, hi, part):
         j = max(range(5), key=lambda i: weight[i] * (q[i] - p[i]))
         mid = 0.5 * (p[j] + q[j])
         pieces += [piece(p, q[:j] + [mid] + q[j + 1 :]), piece(p[:j] + [mid] + p[j + 1 :], q)]
-    out = []
+    out = [shoulder_row(k.s, part)]  # fixed to the torso wherever the arm is
     for _, _, _, grow, _, pts in pieces:
         for (_, start, end, _, radius), g in zip(LINK_ROWS, grow):
             out.append((part, tuple(pts[start]), tuple(pts[end]), radius + g))
@@ -336,7 +346,7 @@ def clearance_of(pts, pairs, grow=None, cap=CAP):
             dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
             if dx * dx + dy * dy + dz * dz >= lim * lim:
                 continue
-            dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+            dist = (segments(p, d1, aa, s.a, s.d, s.dd) if s.box is None else to_box(p, d1, s)) - radius - s.radius
             if dist < best:
                 best, part, link = dist, s.part, name
                 reach = half + radius + best
@@ -378,7 +388,7 @@ def pairs_within(links, pairs, grow, need):
         far = dx * dx + dy * dy + dz * dz
         if far >= lim * lim:
             continue
-        seg = segments(p, d1, aa, s.a, s.d, s.dd)
+        seg = segments(p, d1, aa, s.a, s.d, s.dd) if s.box is None else to_box(p, d1, s)
         dist = seg - grown - s.radius
         if dist < need:
             out.append((i, s))
@@ -417,3 +427,55 @@ def segments(p, d1, a, q, d2, e):
     x1 = r1 + s * d1[1] - t * d2[1]
     x2 = r2 + s * d1[2] - t * d2[2]
     return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+
+
+def to_box(p, d1, s):
+    # type: (Sequence[float], Sequence[float], Pair) -> float
+    """Distance between the segment p + t d1 (t in [0, 1]) and the core of the prepared box ``s`` (its rounding
+    not taken off).
+
+    In the box's frame the squared distance of the segment's point to the box is sum_i max(|x_i(t)| - h_i, 0)^2:
+    convex in t, and quadratic between the t where a coordinate crosses a face's plane. Each such piece's least
+    value is its quadratic's vertex clamped to the piece; the least of them is the exact distance.
+    """
+    turn, h = s.box
+    c = s.a
+    r0, r1, r2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
+    if turn is None:
+        x, dx = (r0, r1, r2), tuple(d1)
+    else:
+        x = (turn[0] * r0 + turn[1] * r1 + turn[2] * r2, turn[3] * r0 + turn[4] * r1 + turn[5] * r2,
+             turn[6] * r0 + turn[7] * r1 + turn[8] * r2)  # fmt: skip
+        e0, e1, e2 = d1
+        dx = (turn[0] * e0 + turn[1] * e1 + turn[2] * e2, turn[3] * e0 + turn[4] * e1 + turn[5] * e2,
+              turn[6] * e0 + turn[7] * e1 + turn[8] * e2)  # fmt: skip
+    cuts = [0.0, 1.0]
+    for i in range(3):
+        if dx[i] != 0.0:
+            for face in (-h[i], h[i]):
+                t = (face - x[i]) / dx[i]
+                if 0.0 < t < 1.0:
+                    cuts.append(t)
+    cuts.sort()
+    best = None
+    for lo, hi in zip(cuts, cuts[1:]):
+        mid = 0.5 * (lo + hi)
+        qa = qb = 0.0  # the piece's squared distance is qa t^2 + 2 qb t + constant
+        for i in range(3):
+            v = x[i] + mid * dx[i]
+            if v > h[i]:
+                qa += dx[i] * dx[i]
+                qb += dx[i] * (x[i] - h[i])
+            elif v < -h[i]:
+                qa += dx[i] * dx[i]
+                qb += dx[i] * (x[i] + h[i])
+        t = -qb / qa if qa > 0.0 else mid
+        t = lo if t < lo else hi if t > hi else t
+        q = 0.0
+        for i in range(3):
+            v = abs(x[i] + t * dx[i]) - h[i]
+            if v > 0.0:
+                q += v * v
+        if best is None or q < best:
+            best = q
+    return math.sqrt(best)

@@ -87,7 +87,7 @@ def _checked(model, x):
 
 
 #: In front of the chest (depth, height, size; y at the arm's side 0.10): every point reachable with the body.
-CLEAR = [(0.15, 0.06, 0.05), (0.15, 0.12, 0.10), (0.18, 0.06, 0.10), (0.18, 0.12, 0.05), (0.15, 0.12, 0.15)]
+CLEAR = [(0.15, 0.06, 0.05), (0.15, 0.12, 0.10), (0.18, 0.07, 0.10), (0.18, 0.12, 0.05), (0.15, 0.12, 0.15)]
 #: Low in front of the hip: the path goes where only configurations through the body (or none) reach.
 THROUGH = [(0.15, 0.0, 0.10, "line"), (0.18, 0.0, 0.05, "line")]
 

@@ -167,9 +167,14 @@ def _holds(ik: Engine, right, posture: list) -> None:
     arm for that link, by the link's radius)."""
     from nao_ik.geometry.scalar.clearance import link_points
     from nao_ik.geometry.scalar.swivel import arm as scalar_arm
-    from nao_ik.model.body_data import LINK_ROWS
+    from nao_ik.model.body_data import LINK_ROWS, shoulder_row
 
-    body = [c for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body if c.part == "other arm"]
+    shoulder = shoulder_row(scalar_arm(right).s, "other arm")
+    body = [
+        c
+        for c in ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)[0].body
+        if c.part == "other arm" and tuple(c) != shoulder
+    ]  # the links' pieces (the shoulder is fixed)
     pts = link_points(scalar_arm(right), posture)
     for i, (_, first, last, _, radius) in enumerate(LINK_ROWS):
         for t in (0.0, 0.5, 1.0):
