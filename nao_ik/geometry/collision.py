@@ -231,7 +231,8 @@ def box_distance(p: Sequence[Any], d1: Sequence[Any], centre: np.ndarray, turn: 
     centre)| <= half (each coordinate), (N, B): :func:`nao_ik.geometry.scalar.clearance.to_box` on arrays.
 
     In each box's frame the squared distance is convex and quadratic between the t where a coordinate crosses a
-    face's plane; each piece's vertex, clamped to the piece, and the least over the pieces. A pair whose lower
+    face's plane, so its derivative is nondecreasing and linear between them: the least is where the derivative
+    turns nonnegative, found among the cuts and solved on its piece. A pair whose lower
     bound (the distance between the box and the box around the segment, in the box's frame) is at least ``beyond``
     (broadcast to (N, B)) gets that bound instead: the exact distance is never less.
     """
@@ -258,23 +259,26 @@ def box_distance(p: Sequence[Any], d1: Sequence[Any], centre: np.ndarray, turn: 
         for face in (-h[:, i], h[:, i]):
             cuts.append(np.where(moving, np.clip((face - xs[i]) / step, 0.0, 1.0), 0.0))
     t = np.sort(np.stack(cuts, axis=-1), axis=-1)  # (K, 8)
-    lo, hi = t[:, :-1], t[:, 1:]
-    mid = 0.5 * (lo + hi)
-    qa = np.zeros_like(mid)
-    qb = np.zeros_like(mid)
+    # Half the derivative at each cut: sum_i dx_i (x_i(t) - x_i(t) clamped to the box); nondecreasing in t,
+    # linear between cuts. The least is where it turns nonnegative: at 0, at 1, or between two cuts.
+    slope = np.zeros_like(t)
     for i in range(3):
-        xi, di, hi_ = xs[i][:, None], ds[i][:, None], h[:, i][:, None]
-        v = xi + mid * di
-        above, below = v > hi_, v < -hi_
-        qa += np.where(above | below, di * di, 0.0)
-        qb += np.where(above, di * (xi - hi_), np.where(below, di * (xi + hi_), 0.0))
-    at = np.clip(np.where(qa > 0.0, -qb / np.where(qa > 0.0, qa, 1.0), mid), lo, hi)
-    q = np.zeros_like(mid)
+        v = xs[i][:, None] + t * ds[i][:, None]
+        slope += ds[i][:, None] * (v - np.clip(v, -h[:, i][:, None], h[:, i][:, None]))
+    up = slope >= 0.0
+    k = np.where(up.any(axis=1), up.argmax(axis=1), t.shape[1] - 1)
+    rows = np.arange(k.size)
+    t1, s1 = t[rows, k], slope[rows, k]
+    t0, s0 = t[rows, np.maximum(k - 1, 0)], slope[rows, np.maximum(k - 1, 0)]
+    fall = s1 - s0
+    between = (k > 0) & (s1 >= 0.0) & (fall > 0.0)
+    at = np.where(between, t0 - s0 * (t1 - t0) / np.where(fall > 0.0, fall, 1.0), np.where(k == 0, 0.0, t1))
+    q = 0.0
     for i in range(3):
-        v = np.maximum(np.abs(xs[i][:, None] + at * ds[i][:, None]) - h[:, i][:, None], 0.0)
-        q += v * v
+        v = np.maximum(np.abs(xs[i] + at * ds[i]) - h[:, i], 0.0)
+        q = q + v * v
     out = out.copy()
-    out[near] = np.sqrt(q.min(axis=-1))
+    out[near] = np.sqrt(q)
     return out
 
 
