@@ -286,8 +286,9 @@ def nearest_core(pts: np.ndarray, shapes: Sequence[Shape]) -> tuple[np.ndarray, 
     """(nearest points of the shapes' cores to ``pts`` (N, S, 3), the shapes' radii (S,)): a capsule's core is
     its segment, a rounded box's its box; shapes in their order."""
     pts = np.asarray(pts, dtype=float)
+    shapes = [shape(tuple(c)) for c in shapes]  # rows or shapes
     out = np.empty((pts.shape[0], len(shapes), 3))
-    for k, c in enumerate(shape(tuple(c)) for c in shapes):
+    for k, c in enumerate(shapes):
         if isinstance(c, Capsule):
             a, d = np.asarray(c.a, dtype=float), np.subtract(c.b, c.a)
             dd = float(d @ d)

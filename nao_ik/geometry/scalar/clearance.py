@@ -435,8 +435,9 @@ def to_box(p, d1, s):
     not taken off).
 
     In the box's frame the squared distance of the segment's point to the box is sum_i max(|x_i(t)| - h_i, 0)^2:
-    convex in t, and quadratic between the t where a coordinate crosses a face's plane. Each such piece's least
-    value is its quadratic's vertex clamped to the piece; the least of them is the exact distance.
+    convex in t, and quadratic between the t where a coordinate crosses a face's plane, so its derivative is
+    nondecreasing and linear between them. The least is where the derivative turns nonnegative: at a cut, or
+    between two, solved on that piece (:func:`nao_ik.geometry.collision.box_distance` is this on arrays).
     """
     turn, h = s.box
     c = s.a
@@ -457,25 +458,26 @@ def to_box(p, d1, s):
                 if 0.0 < t < 1.0:
                     cuts.append(t)
     cuts.sort()
-    best = None
-    for lo, hi in zip(cuts, cuts[1:]):
-        mid = 0.5 * (lo + hi)
-        qa = qb = 0.0  # the piece's squared distance is qa t^2 + 2 qb t + constant
+    at, before = 1.0, None
+    for t in cuts:
+        slope = 0.0  # half the derivative at t: sum_i dx_i (x_i(t) - x_i(t) clamped to the box)
         for i in range(3):
-            v = x[i] + mid * dx[i]
+            v = x[i] + t * dx[i]
             if v > h[i]:
-                qa += dx[i] * dx[i]
-                qb += dx[i] * (x[i] - h[i])
+                slope += dx[i] * (v - h[i])
             elif v < -h[i]:
-                qa += dx[i] * dx[i]
-                qb += dx[i] * (x[i] + h[i])
-        t = -qb / qa if qa > 0.0 else mid
-        t = lo if t < lo else hi if t > hi else t
-        q = 0.0
-        for i in range(3):
-            v = abs(x[i] + t * dx[i]) - h[i]
-            if v > 0.0:
-                q += v * v
-        if best is None or q < best:
-            best = q
-    return math.sqrt(best)
+                slope += dx[i] * (v + h[i])
+        if slope >= 0.0:
+            if before is None:
+                at = t
+            else:
+                t0, s0 = before
+                at = t0 - s0 * (t - t0) / (slope - s0) if slope > s0 else t
+            break
+        before = (t, slope)
+    q = 0.0
+    for i in range(3):
+        v = abs(x[i] + at * dx[i]) - h[i]
+        if v > 0.0:
+            q += v * v
+    return math.sqrt(q)
