@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover
 
 #: Distances beyond this (metres) are reported as CAP.
 CAP = 0.05
+INF = float("inf")
 #: Radians of margin per metre of clearance: the body's clearance enters the swivel search's margin at this
 #: scale (1 cm = 0.1 rad), so the same root finders find where the arm touches the body's margin
 #: (:func:`nao_ik.geometry.swivel.body_margin`, :func:`body_margin`).
@@ -346,7 +347,10 @@ def clearance_of(pts, pairs, grow=None, cap=CAP):
             dx, dy, dz = m[0] - c[0], m[1] - c[1], m[2] - c[2]
             if dx * dx + dy * dy + dz * dz >= lim * lim:
                 continue
-            dist = (segments(p, d1, aa, s.a, s.d, s.dd) if s.box is None else to_box(p, d1, s)) - radius - s.radius
+            if s.box is None:
+                dist = segments(p, d1, aa, s.a, s.d, s.dd) - radius - s.radius
+            else:
+                dist = to_box(p, d1, s, best + radius + s.radius) - radius - s.radius
             if dist < best:
                 best, part, link = dist, s.part, name
                 reach = half + radius + best
@@ -388,7 +392,7 @@ def pairs_within(links, pairs, grow, need):
         far = dx * dx + dy * dy + dz * dz
         if far >= lim * lim:
             continue
-        seg = segments(p, d1, aa, s.a, s.d, s.dd) if s.box is None else to_box(p, d1, s)
+        seg = segments(p, d1, aa, s.a, s.d, s.dd) if s.box is None else to_box(p, d1, s, need + grown + s.radius)
         dist = seg - grown - s.radius
         if dist < need:
             out.append((i, s))
@@ -429,10 +433,11 @@ def segments(p, d1, a, q, d2, e):
     return math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
 
 
-def to_box(p, d1, s):
-    # type: (Sequence[float], Sequence[float], Pair) -> float
+def to_box(p, d1, s, beyond=INF):
+    # type: (Sequence[float], Sequence[float], Pair, float) -> float
     """Distance between the segment p + t d1 (t in [0, 1]) and the core of the prepared box ``s`` (its rounding
-    not taken off).
+    not taken off); where a lower bound of it (the distance between the box and the box around the segment, in
+    the box's frame) is at least ``beyond``, that bound.
 
     In the box's frame the squared distance of the segment's point to the box is sum_i max(|x_i(t)| - h_i, 0)^2:
     convex in t, and quadratic between the t where a coordinate crosses a face's plane, so its derivative is
@@ -450,6 +455,13 @@ def to_box(p, d1, s):
         e0, e1, e2 = d1
         dx = (turn[0] * e0 + turn[1] * e1 + turn[2] * e2, turn[3] * e0 + turn[4] * e1 + turn[5] * e2,
               turn[6] * e0 + turn[7] * e1 + turn[8] * e2)  # fmt: skip
+    low = 0.0
+    for i in range(3):
+        a, b = (x[i], x[i] + dx[i]) if dx[i] >= 0.0 else (x[i] + dx[i], x[i])
+        gap = a - h[i] if a > h[i] else -h[i] - b if b < -h[i] else 0.0
+        low += gap * gap
+    if low >= beyond * beyond:
+        return math.sqrt(low)
     cuts = [0.0, 1.0]
     for i in range(3):
         if dx[i] != 0.0:
