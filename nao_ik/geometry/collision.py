@@ -95,7 +95,7 @@ def posture_body(
         legs: (LHipYawPitch, LHipRoll, RHipYawPitch, RHipRoll), radians (default: standing).
 
     Returns:
-        The capsules (:func:`nao_ik.model.body.body`, then the other arm's links, part
+        The shapes (:func:`nao_ik.model.body.body`, then the other arm's shoulder and links, part
         :data:`~nao_ik.model.body.OTHER_ARM`).
     """
     if hip_pitch is None and head == HEAD_REST and tuple(legs) == LEGS_REST:

@@ -94,7 +94,8 @@ def clear_by_move(model: ArmModel, target: Sequence[float], q0: Sequence[float])
 
 def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None) -> tuple:
     """(clear (N,), angles (N, 5) clamped, sample index (N,), the clearance of the clearest sample tried (N,),
-    -inf where none was inside the limits): a clear sample of each point, if any.
+    -inf where none was tried inside the limits or the hand itself is in the body's way): a clear sample of each
+    point, if any.
 
     The same samples and test as :func:`sampled_clear`'s ``found``, made and tried lazily: nearest the hint
     (N,) sample index (swivel index + SWIVELS x branch) first (in swivel, then the other branch), in rounds

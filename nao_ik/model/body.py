@@ -8,8 +8,9 @@ rows, so a shape equals its row), :data:`BODY`, :func:`body`, :func:`shape`, :fu
 A shape is a capsule (a segment swept by a sphere; a sphere is a capsule of zero length) or a rounded box
 (a box swept by a sphere), FRAME_TORSO, metres. The safety margin: an arm is clear of the body when every
 link's capsule is at least :data:`MARGIN` (library) from every body part; ALMotion's stand-in (``sim_stub``)
-checks shapes of its own with the smaller :data:`STUB_MARGIN`; the library's hold the stub's (and the real
-robot's surface), so what the library commands does not trip it.
+checks shapes of its own with the smaller :data:`STUB_MARGIN`; the library's hold the stub's (which hold
+every vertex of the real robot's meshes: :mod:`nao_ik.model.body_data` says how near the meshes' faces
+come), so what the library commands does not trip it.
 """
 
 from __future__ import annotations
@@ -98,9 +99,10 @@ class Link(NamedTuple):
 
     Attributes:
         name: ``"upper arm"``, ``"forearm"`` or ``"hand"``.
-        start, end: chain points (0 shoulder, 2 elbow, 4 wrist, 5 hand effector).
-        skip: fraction of the segment left out at its start (the upper arm
-            near the shoulder is the shoulder's own housing, part of the torso).
+        start, end: chain points (0 shoulder, 1 the upper arm's root behind it, 2 elbow, 4 wrist, 5 hand
+            effector, 6 the hand's far end).
+        skip: fraction of the segment left out at its start for the arm's own check (the upper arm near the
+            shoulder: its shoulder cap, which turns against its own housing).
         radius: the link's radius.
     """
 

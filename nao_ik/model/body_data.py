@@ -20,8 +20,12 @@ Sources of the numbers:
   100 mm; the shoulders at y = +-98 mm, z = 100 mm.
 - NAO_ARM.md, "The real robot's shape" (measured from the meshes and collision primitives of Cyberbotics'
   Webots NAO), and the extents of the same meshes where that table gives no number, measured the same way.
-  The shapes hold those meshes: a test samples the simulated robot's shapes (``sim_stub``, which hold every
-  vertex) and finds every point inside the library's (``tests/unit/sim_stub/test_protection.py``).
+  The shapes hold every vertex of those meshes; between two torso boxes the meshes' faces come up to 3.8 mm
+  out of them (4.5 mm on the chest's side wall below a shoulder housing, which the other arm's shoulder holds
+  for that arm), which the margins take: an answer keeps at least 5.5 mm from the mesh, a certified motion at
+  least 1.75 mm. A test samples the simulated robot's shapes (``sim_stub``, which hold
+  every vertex) and finds every point inside the library's (``tests/unit/sim_stub/test_protection.py``;
+  the shoulder housings inside each arm's shoulder).
 
 The safety margin: an arm is clear of the body when every link's capsule is
 at least :data:`MARGIN` (library) from every body part. ALMotion's stand-in
@@ -30,6 +34,9 @@ with the smaller :data:`STUB_MARGIN`; the library's shapes hold the stub's, so
 wherever the stub's arm comes within STUB_MARGIN of its body, the library's
 clearance is under STUB_MARGIN too (``tests/unit/sim_stub/test_protection.py``): neither what the
 library answers (MARGIN) nor a motion it certifies (:data:`~nao_ik.geometry.scalar.sweep.SWEEP_MARGIN`) trips it.
+(Against the other arm, the moving arm's own check leaves out its upper arm's first 50 mm: there, next to its
+shoulder cap, the stub's upper arm comes up to 0.2 mm out of the library's shapes; the margins' 5 and 1.25 mm
+over STUB_MARGIN take it.)
 
 Written in the common subset of Python 2.7 and 3 with no numpy (it runs on the robot).
 """
@@ -70,15 +77,15 @@ LEGS_REST = (0.0, 0.0, 0.0, 0.0)
 BODY_JOINTS = ["LHipPitch", "RHipPitch", "HeadYaw", "HeadPitch", "LHipYawPitch", "LHipRoll", "RHipYawPitch",
                "RHipRoll"]  # fmt: skip
 #: The torso, rounded boxes fixed to FRAME_TORSO: (low corner, high corner, both with the rounding, rounding). Their
-#: numbers are the extents of the torso mesh of the Webots NAO (NAO_ARM.md, "The real robot's shape": the chest
-#: front at the sternum x 56-58, the back x -52.5, the waist's half-width 36-48; the rest measured the same way from
-#: the same mesh): every vertex of the mesh lies within them, and between two boxes its faces come at most 4.5 mm
-#: out of them (on the chest's sides at the shoulder housings, which SHOULDER_COVER holds; elsewhere 3.8 mm, at the
-#: seams of the chest and the waist, the waist and the belly, and the back: the margins hold it). A capsule would
-#: have to bulge 15-60 mm past a flat side to hold its corners, which the arm reaches: the chest's front corners,
-#: the lower belly. The chest's section is an octagon, its front and back corners cut: two boxes, the chest
-#: and its sides; above the sternum the chest recedes (the upper chest: the neck's base); below it the waist, its
-#: sides and the belly. The shoulder housings go with each arm (SHOULDER_COVER).
+#: numbers are the extents of the torso mesh of the Webots NAO (NAO_ARM.md, "The real robot's shape": the chest front at
+#: the sternum x 56-58, the back x -52.5, the waist's half-width 36-48; the rest measured the same way from the same
+#: mesh): every vertex of the mesh lies within them, and between two boxes its faces come at most 4.5 mm out of them (on
+#: the chest's sides below the shoulder housings, which SHOULDER_COVER holds for the other arm; elsewhere 3.8 mm, at the
+#: seams of the chest and the waist, the waist and the belly, and the back: the margins hold it). A capsule would have
+#: to bulge 15-60 mm past a flat side to hold its corners, which the arm reaches: the chest's front corners, the lower
+#: belly. The chest's section is an octagon, its front and back corners cut: two boxes, the chest and its sides; above
+#: the sternum the chest recedes (the upper chest: the neck's base); below it the waist, its sides and the belly. The
+#: shoulder housings go with each arm (SHOULDER_COVER).
 TORSO_BOXES = (
     ((-0.0531, -0.0496, 0.0150), (0.0583, 0.0496, 0.0986), 0.015),  # chest: front 58.3 (z 69), back -53.1
     ((-0.0431, -0.0654, 0.0236), (0.0456, 0.0654, 0.0939), 0.015),  # its sides: +-65.4 at z 45

@@ -34,7 +34,7 @@ from ..model.body_data import MARGIN, body_rows
 
 #: Success distance, metres (the library's default tolerance).
 TOLERANCE = 1e-4
-#: NAO's body standing (the runtime does not read the legs): the shapes every answer keeps MARGIN from.
+#: NAO's body standing: the shapes every answer keeps MARGIN from where no reading of the head and legs is given.
 STANDING = body_rows()
 #: Clearance short of the margin still counted clear (metres): the root finders' rounding at the boundary.
 EPS = 1e-9
@@ -74,7 +74,7 @@ def solve(model, target, start, body=STANDING):
         model: the arm (:data:`nao_ik.robot.arms.MODELS`).
         target: the hand target (three floats, FRAME_TORSO metres).
         start: the start posture (five floats, inside the limits).
-        body: the shapes (rows part, a, b, radius: :func:`nao_ik.model.body_data.body_rows`); ``()``: the limits alone.
+        body: the shapes (rows: :func:`nao_ik.model.body_data.body_rows`); ``()``: the limits alone.
 
     Returns:
         :class:`Answer`.

@@ -2,11 +2,12 @@
 # ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
 """Signed distance of one configuration's arm links to NAO's body, in plain Python floats.
 
-The arm's links and the body's parts are capsules (:mod:`nao_ik.model.body_data`), so the
-distance between a link and a part is the distance between their segments minus both
-radii (negative: they overlap). The arm is clear when that distance is at least the margin
-for every pair. Each link is checked against each part, a pair skipped when the bounding
-spheres show it is farther than the best so far (at most CAP); distances beyond CAP are
+The arm's links are capsules and the body's parts capsules or rounded boxes (:mod:`nao_ik.model.body_data`),
+so the distance between a link and a part is the distance between the link's segment and the part's core (a
+segment: :func:`segments`; a box: :func:`to_box`) minus both radii (negative: they overlap). The arm is clear
+when that distance is at least the margin for every pair. Each link is checked against each part, a pair
+skipped when the bounding spheres (and for a box the box around the link's segment) show it is farther than
+the best so far (at most CAP); distances beyond CAP are
 reported as CAP: only the near region matters to a solver, and the capped value is still
 continuous in the configuration.
 
@@ -160,7 +161,7 @@ def clearance(model, q, shapes):
     Args:
         model: the arm (an :class:`~nao_ik.model.arm.ArmModel` or the robot runtime's model).
         q: five joint angles (floats).
-        shapes: the body: rows or capsules (part, a, b, radius).
+        shapes: the body: rows or shapes of :mod:`nao_ik.model.body_data` (capsules, rounded boxes).
 
     Returns:
         :class:`Clearance`.
@@ -460,7 +461,7 @@ def to_box(p, d1, s, beyond=INF):
         a, b = (x[i], x[i] + dx[i]) if dx[i] >= 0.0 else (x[i] + dx[i], x[i])
         gap = a - h[i] if a > h[i] else -h[i] - b if b < -h[i] else 0.0
         low += gap * gap
-    if low >= beyond * beyond:
+    if beyond <= 0.0 or low >= beyond * beyond:
         return math.sqrt(low)
     cuts = [0.0, 1.0]
     for i in range(3):
