@@ -29,7 +29,7 @@ from ..kinematics.chain import chain
 from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
 from ..model.body import BODY, LINKS, MARGIN, NAMES, OTHER_ARM, Capsule, Shape, body, shape
-from ..model.body_data import HAND_REACH, HEAD_REST, LEGS_REST, SHOULDER_BACK, STAND_HIP_PITCH, shoulder_row
+from ..model.body_data import HAND_REACH, HEAD_REST, LEGS_REST, SHOULDER_BACK, STAND_HIP_PITCH
 from .scalar.clearance import CAP, KEEP, Clearance, region_rows
 from .scalar.clearance import clearance as scalar_clearance
 from .scalar.clearance import link_points as scalar_link_points
@@ -49,11 +49,8 @@ def arm_capsules(model: ArmModel, q: Sequence[float], part: str = OTHER_ARM) -> 
         The arm's shoulder (:func:`~nao_ik.model.body_data.shoulder_row`), then one capsule per link of
         :data:`~nao_ik.model.body.LINKS`, the whole link (its shoulder part too).
     """
-    pts = link_points(model, [float(x) for x in q])
-    return (Capsule(*shoulder_row(pts[0], part)),) + tuple(
-        Capsule(part, tuple(float(v) for v in pts[ln.start]), tuple(float(v) for v in pts[ln.end]), ln.radius)
-        for ln in LINKS
-    )
+    q = [float(x) for x in q]
+    return tuple(Capsule(*row) for row in region_rows(model, q, q, part))  # a box of one posture: the links exactly
 
 
 def arm_region(model: ArmModel, postures: Sequence[Sequence[float]], grow_low: Sequence[float] | None = None,

@@ -247,8 +247,9 @@ def stream_body(model: ArmModel, base: Sequence[float], points: Sequence[Sequenc
         group = boxes[k : k + size]
         postures = [q for box, _ in group for q in box]
         grow = [max(g[j] for _, g in group) for j in range(5)]
-        shapes += tuple(c for c in arm_region(model, postures, grow, grow) if c not in shapes[:1])
-    return shapes  # the arm's shoulder (each region's first shape, fixed to the torso) once
+        region = arm_region(model, postures, grow, grow)
+        shapes += region[1:] if shapes else region  # each region's first shape is the arm's shoulder: once
+    return shapes
 
 
 def pair_legs(left: ArmModel, q_left: Sequence[float], right: ArmModel, q_right: Sequence[float],

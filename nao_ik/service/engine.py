@@ -837,7 +837,8 @@ class Engine:
                 moving = aim is not None and (earlier or apart(aim, seen) > 1e-9)
                 body = posture_body(hips, (other, seen), aim if moving else None, fraction, head, earlier, legs)
                 if promised and promised.rest:
-                    body += stream_body(other, promised.rest[0], promised.rest, promised.speed, CYCLE, ARRIVED)
+                    # Its first shape, the arm's shoulder, is in the body already.
+                    body += stream_body(other, promised.rest[0], promised.rest, promised.speed, CYCLE, ARRIVED)[1:]
             self._bodies[arm] = (key, promised, other, body)
             model = model._replace(body=body)
         return model, start

@@ -292,8 +292,8 @@ REGION_GROWTH = 0.01
 
 def region_rows(model, lo, hi, part):
     # type: (Any, Sequence[float], Sequence[float], str) -> tuple
-    """Body rows (part, a, b, radius) holding an arm's links at every posture of the joint-space box lo..hi, and
-    its shoulder (:func:`~nao_ik.model.body_data.shoulder_row`).
+    """Body rows (part, a, b, radius): the arm's shoulder first (:func:`~nao_ik.model.body_data.shoulder_row`,
+    fixed to the torso), then rows holding its links at every posture of the joint-space box lo..hi.
 
     The box is halved across the joint that moves the links most, the piece whose links grow most first,
     until every piece grows them by at most REGION_GROWTH or there are REGION_PIECES pieces; each link is
