@@ -610,10 +610,10 @@ def test_a_reach_behind_a_moving_arm_goes_once_certified_from_the_rest_of_its_wa
     names = list(model.names)
     targets = [t for t in sample_targets("LArm", 200, 3).tolist() if nao_ik.solve(t, model).reached]
     early = []
-    # Under every profile one of the two meets a wait. On a loaded machine the arm may stop before the second reach
+    # Under every profile one of the four meets a wait. On a loaded machine the arm may stop before the second reach
     # is certified (then it goes from where the arm stopped, safe but not the behaviour shown): up to three rounds.
     for _ in range(3):
-        for a, b, c in ((17, 18, 24), (67, 68, 74)):
+        for a, b, c in ((17, 18, 24), (67, 68, 74), (13, 14, 20), (42, 43, 49)):
             awake.ik.reachToWithSpeed("LArm", *targets[a], "analytic", 1.0)
             awake.wait_still(names, 30)
             with _Sampled(awake, names) as arm:
