@@ -90,8 +90,9 @@ _UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
 #: much of the body's margin (metres): the clear interval may lie between two samples or between a sample and a
 #: joint limit.
 NEAR_MISS = 0.005
-#: Each thread's last search of one target with the body: a single solve asks it twice (the method's start or the
-#: continuity rule, then the body check of an answer inside the body), the same model, target and start.
+#: Each thread's last search with the body, of one target (``search``) and of a batch (``batch``): a solve asks it
+#: twice (the method's start or the continuity rule, then the body check of the answers inside the body), the same
+#: model, targets and starts.
 _LAST = threading.local()
 #: Rows at most this many left in a batch boundary search finish in the scalar one.
 HANDOFF = 8
@@ -179,6 +180,40 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
             last = _LAST.search = (model, key, (tuple(q), phi, cost, found))
         q, phi, cost, found = last[2]
         return Nearest(list(q), phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
+    n = max(np.shape(x)[0] if np.ndim(x) else 1 for x in (*t, *q0))
+    key = np.stack([np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (*t, *q0)], axis=1)
+    got = _recall(model, key)
+    if got is None:
+        got = _nearest_clear(model, t, q0, ops)
+        _LAST.batch = (model, key, got, None)
+    return got
+
+
+def _recall(model: ArmModel, key: np.ndarray) -> Nearest | None:
+    """This thread's last batch search with the body, at the rows whose target and start are ``key``'s (N, 8);
+    None unless it answered every one of them. The body check then keeps the answers the method's start gave (a
+    fresh search of fewer rows may end up to about 1e-9 rad apart: its last boundary steps run in floats)."""
+    last = getattr(_LAST, "batch", None)
+    if last is None or last[0] is not model:
+        return None
+    if last[3] is None:  # the rows by their bytes, built at the first recall
+        last = _LAST.batch = (*last[:3], {r.tobytes(): i for i, r in enumerate(last[1])})
+    index = [last[3].get(r.tobytes()) for r in key]
+    if None in index:
+        return None
+    idx = np.asarray(index, dtype=np.int64)
+    got = last[2]
+    size = last[1].shape[0]
+
+    def pick(x: Any) -> Any:
+        return np.broadcast_to(x, (size,))[idx]
+
+    return Nearest([pick(x) for x in got.q], pick(got.swivel), pick(got.seconds), pick(got.found),
+                   take(got.circle, idx))  # fmt: skip
+
+
+def _nearest_clear(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
+    """:func:`nearest` with the body, arrays: the limits alone first, the body's margin only where it binds."""
     from .sampled import first_clear
 
     free = _nearest(model.bodiless(), t, q0, ops)

@@ -67,3 +67,15 @@ def _beyond(x, capsule):
     a, b = np.asarray(capsule.a), np.asarray(capsule.b)
     t = np.clip(np.dot(x - a, b - a) / max(float(np.dot(b - a, b - a)), 1e-18), 0.0, 1.0)
     return float(np.linalg.norm(x - (a + t * (b - a)))) - capsule.radius
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_a_clearance_asked_up_to_a_distance_is_exact_below_it(arm):
+    """``upto`` leaves out the exact distances its bound settles: the answer is the full one capped at ``upto``
+    (random configurations, many of them near the body)."""
+    model = arm_model(arm)
+    q = random_configurations(model, 5000, np.random.default_rng(11), 0.0)
+    full = clearance_batch(model, q, model.body)[0]
+    assert (full < MARGIN).sum() > 500
+    for upto in (0.0, MARGIN, 0.03):
+        np.testing.assert_array_equal(clearance_batch(model, q, model.body, upto)[0], np.minimum(full, upto))

@@ -9,9 +9,11 @@ import nao_ik
 from nao_ik.api.all_solutions import _violations
 from nao_ik.evidence.nearest_bench import excess, far_pairs, near_pairs, over_sampled
 from nao_ik.evidence.protocol import sample_targets
+from nao_ik.geometry import nearest as nearest_module
 from nao_ik.geometry.nearest import move_time
 from nao_ik.geometry.scalar.intervals import all_intervals
 from nao_ik.kinematics import chain as kinematics
+from nao_ik.kinematics.ops import ARRAY
 from nao_ik.kinematics.ops import SCALAR as _FLOAT
 from nao_ik.model.arm import arm_model
 from tests.oracle_intervals import GRID_STEP, grid_intervals
@@ -251,3 +253,27 @@ def test_a_batch_with_starts_is_never_farther_than_any_sampled_solution(arm):
     assert sol.reached.all()
     worse = [over_sampled(model, q, s, t) for q, (s, t) in zip(sol.angles, cases)]
     assert max(worse) <= 1e-5, sorted(worse)[-5:]
+
+
+def test_a_batch_search_with_the_body_asked_again_for_some_of_its_rows_recalls_them():
+    """The body check asks :func:`nearest` again for the answers inside the body of a batch whose start was that
+    search: those rows are recalled (the start's answers, bit for bit), and a fresh search of them alone ends
+    at the same answers to the search's resolution (its boundary steps finish in floats where few rows are
+    left); a row it did not search is searched."""
+    model = arm_model("LArm")
+    t = sample_targets("LArm", 400, 3)
+    q0 = [np.full(len(t), x) for x in model.neutral]
+    whole = nearest_module.nearest(model, [t[:, k] for k in range(3)], q0, ARRAY)
+    rows = np.arange(5, 400, 7)
+    again = nearest_module.nearest(model, [t[rows, k] for k in range(3)], [x[rows] for x in q0], ARRAY)
+    for a, b in zip((*again.q, again.swivel, again.seconds, again.found), (*whole.q, whole.swivel, whole.seconds,
+                                                                         whole.found)):  # fmt: skip
+        np.testing.assert_array_equal(np.broadcast_to(a, rows.shape), np.broadcast_to(b, t.shape[:1])[rows])
+    nearest_module._LAST.batch = None
+    fresh = nearest_module.nearest(model, [t[rows, k] for k in range(3)], [x[rows] for x in q0], ARRAY)
+    np.testing.assert_array_equal(again.found, fresh.found)
+    assert again.found.any()
+    np.testing.assert_allclose(np.stack(again.q, axis=1), np.stack(fresh.q, axis=1), rtol=0, atol=1e-8)
+    moved = t[:3] + 0.001
+    nearest_module.nearest(model, [moved[:, k] for k in range(3)], [x[:3] for x in q0], ARRAY)
+    assert nearest_module._LAST.batch[1].shape[0] == 3  # searched, and now the last batch
