@@ -184,7 +184,7 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         if boxes:  # a pair farther than the nearest so far cannot be the nearest: its bound will do
             near = np.minimum(best, dist.min(axis=1)) if ncap else best
             grown = ln.radius + radius[ncap:]
-            dist = np.concatenate([dist, box_distance(p, d1, *boxes, near[:, None] + grown) - grown], axis=1)
+            dist = np.concatenate([dist, box_distance(p, d1, *boxes, beyond=near[:, None] + grown) - grown], axis=1)
         k = np.argmin(dist, axis=1)
         low = dist[np.arange(n), k]
         closer = low < best
@@ -198,8 +198,8 @@ _ARRAYS: dict = {}
 
 def _arrays(shapes: Sequence[Shape]) -> tuple:
     """The shapes as arrays: the capsules' for :func:`segment_distance` (ends a (3 rows), d = b - a, |d|^2; None
-    without capsules), the boxes' for :func:`box_distance` (centres, rotations, half sizes; None without boxes);
-    the radii and the part indices (capsules first, then boxes)."""
+    without capsules), the boxes' for :func:`box_distance` (centres, rotations, half sizes, how many lead
+    unturned; None without boxes); the radii and the part indices (capsules first, then boxes)."""
     key = tuple(shapes)
     got = _ARRAYS.get(key)
     if got is None:
@@ -215,8 +215,9 @@ def _arrays(shapes: Sequence[Shape]) -> tuple:
             cap_arrays = (list(a), list(d), (d * d).sum(axis=0))
         if boxes:
             turn = np.array([np.eye(3) if c.turn is None else np.reshape(c.turn, (3, 3)) for c in boxes])
+            plain = next((i for i, c in enumerate(boxes) if c.turn is not None), len(boxes))
             box_arrays = (np.array([c.centre for c in boxes], dtype=float), turn,
-                          np.array([c.half for c in boxes], dtype=float))  # fmt: skip
+                          np.array([c.half for c in boxes], dtype=float), plain)  # fmt: skip
         ordered = caps + boxes
         got = _ARRAYS[key] = (
             cap_arrays, box_arrays, np.array([c.radius for c in ordered]),
@@ -226,7 +227,7 @@ def _arrays(shapes: Sequence[Shape]) -> tuple:
 
 
 def box_distance(p: Sequence[Any], d1: Sequence[Any], centre: np.ndarray, turn: np.ndarray, half: np.ndarray,
-                 beyond: Any = np.inf) -> np.ndarray:  # fmt: skip
+                 plain: int = 0, beyond: Any = np.inf) -> np.ndarray:  # fmt: skip
     """Distances between segments p + t d1 (t in [0, 1]; three arrays (N, 1) each) and boxes (B) |turn (x -
     centre)| <= half (each coordinate), (N, B): :func:`nao_ik.geometry.scalar.clearance.to_box` on arrays.
 
@@ -234,12 +235,20 @@ def box_distance(p: Sequence[Any], d1: Sequence[Any], centre: np.ndarray, turn: 
     face's plane, so its derivative is nondecreasing and linear between them: the least is where the derivative
     turns nonnegative, found among the cuts and solved on its piece. A pair whose lower
     bound (the distance between the box and the box around the segment, in the box's frame) is at least ``beyond``
-    (broadcast to (N, B)) gets that bound instead: the exact distance is never less.
+    (broadcast to (N, B)) gets that bound instead: the exact distance is never less. The first ``plain`` boxes
+    are not turned (``turn`` the identity there: the torso's): their frame is the segment's own.
     """
-    r = [np.asarray(p[j], dtype=float) - centre[:, j] for j in range(3)]  # (N, B)
-    x = [turn[:, i, 0] * r[0] + turn[:, i, 1] * r[1] + turn[:, i, 2] * r[2] for i in range(3)]
-    dx = [np.broadcast_to(turn[:, i, 0] * d1[0] + turn[:, i, 1] * d1[1] + turn[:, i, 2] * d1[2], x[i].shape)
-          for i in range(3)]  # fmt: skip
+    x = [np.asarray(p[j], dtype=float) - centre[:, j] for j in range(3)]  # (N, B): the boxes' frames from here
+    shape = x[0].shape
+    dx = [np.broadcast_to(np.asarray(d1[i], dtype=float), shape) for i in range(3)]
+    if plain < centre.shape[0]:
+        t, r = turn[plain:], [v[:, plain:] for v in x]
+        turned = [t[:, i, 0] * r[0] + t[:, i, 1] * r[1] + t[:, i, 2] * r[2] for i in range(3)]
+        along = [t[:, i, 0] * d1[0] + t[:, i, 1] * d1[1] + t[:, i, 2] * d1[2] for i in range(3)]
+        dx = [np.concatenate([dx[i][:, :plain], np.broadcast_to(along[i], turned[i].shape)], axis=1)
+              for i in range(3)]  # fmt: skip
+        for i in range(3):
+            x[i][:, plain:] = turned[i]
     # The lower bound: the distance between the box and the box around the segment (both in the box's frame).
     low = 0.0
     for i in range(3):

@@ -113,7 +113,9 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
     ok, where, q = np.zeros(n, dtype=bool), np.zeros(n, dtype=np.int64), np.zeros((n, 5))
     best = np.full(n, -np.inf)
     done, width = 0, ROUND
-    rows = np.flatnonzero(~hand_blocked(model, pts, model.body))  # a hand in the body's way: no sample is clear
+    # Out of the links' reach, or a hand in the body's way: no sample is clear.
+    rows = np.flatnonzero(np.broadcast_to(c.reachable, (n,)))
+    rows = rows[~hand_blocked(model, pts[rows], model.body)]
     while rows.size and done < idx.size:
         cols = order[rows, done : done + width]
         owner, sample = np.repeat(rows, cols.shape[1]), cols.ravel()
