@@ -233,6 +233,30 @@ def bench_batch(arm: str, methods: Sequence[str], size: int, seed: int = 0, runs
     return rows
 
 
+def body_parts(arm: str, size: int, seed: int = 0, runs: int = 3) -> tuple[float, int, float]:
+    """(seconds, blocked, seconds): two parts of the body's cost that every method's batch pays, whatever its
+    speed without the body (medians of ``runs``): the body check of ``size`` protocol targets' exact answers
+    (one clearance each), and the nearest clear pose toward the blocked ones among them
+    (:func:`~nao_ik.geometry.blocked.clear_toward`; only configurations through the body reach them)."""
+    from ..geometry.blocked import clear_toward
+
+    model = arm_model(arm)
+    targets = sample_targets(arm, size, seed)
+    answers = api.solve_batch(targets, model.bodiless(), "analytic").angles
+    reason = api.solve_batch(targets, model, "analytic").reason
+    blocked = targets[[str(r).startswith("collision") for r in reason]]
+    starts = np.tile(model.neutral, (len(blocked), 1))
+    check, toward = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        clearance_batch(model, answers, model.body)
+        t1 = time.perf_counter()
+        clear_toward(model, blocked, starts)
+        toward.append(time.perf_counter() - t1)
+        check.append(t1 - t0)
+    return float(np.median(check)), len(blocked), float(np.median(toward))
+
+
 def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int], seed: int = 0,
                 out=sys.stdout, runs: int = 3) -> list[BatchRow]:  # fmt: skip
     """The batch table: ``solve_batch`` targets per second by size, without the body model and with it."""
@@ -248,7 +272,7 @@ def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int
     print("| arm | targets | method | targets/s, no body | reached, no body | targets/s, body | reached, body | "
           "body/no body | blocked | one-target |", file=out)  # fmt: skip
     print("|---|---|---|---|---|---|---|---|---|---|", file=out, flush=True)
-    rows = []
+    rows, parts = [], []
     for arm in arms:
         for size in sizes:
             for r in bench_batch(arm, methods, size, seed, runs):
@@ -258,6 +282,19 @@ def print_batch(arms: Sequence[str], methods: Sequence[str], sizes: Sequence[int
                     f"{r.body_blocked:,}", f"{r.body_searched:,}")  # fmt: skip
                 print(f"| {arm} | {size:,} | {r.method} | {r.bodiless_per_s:,.0f} | {100 * r.bodiless_reached:.2f} % | "
                       + " | ".join(body) + " |", file=out, flush=True)  # fmt: skip
+    for arm in arms:
+        for size in (s for s in sizes if s <= BODY_BATCH_MAX):
+            check, blocked, toward = body_parts(arm, size, seed, runs)
+            parts.append(f"{arm}, {size:,} targets: the check {1e3 * check:.0f} ms, the {blocked:,} blocked targets' "
+                         f"nearest clear pose {1e3 * toward:.0f} ms")  # fmt: skip
+    if parts:
+        print(file=out)
+        print(
+            "Two parts of every method's time with the body, whatever its time without it (medians of "
+            f"{runs}): the body check of every answer, and the search for the nearest clear pose toward the "
+            "blocked targets (nao_ik.geometry.blocked.clear_toward). " + "; ".join(parts) + ".",
+            file=out,
+        )
     return rows
 
 

@@ -166,7 +166,7 @@ def test_bench_methods_take_turns():
 
 def test_bench_batch_table_times_both_models_in_turn(mocker):
     """--batch: solve_batch without the body model and with it, every method and model taking turns; above
-    BODY_BATCH_MAX only without the body."""
+    BODY_BATCH_MAX only without the body; then the parts of the body's cost, where it ran."""
     calls = []
     real = bench.api.solve_batch
 
@@ -179,12 +179,14 @@ def test_bench_batch_table_times_both_models_in_turn(mocker):
     out = io.StringIO()
     rows = bench.print_batch(["LArm"], ["dls", "nn"], [30, 50], out=out)
     first = [(30, m, b) for m in ("dls", "nn") for b in (False, True)]
-    assert calls == first * 3 + [(50, m, False) for m in ("dls", "nn")] * 3
+    parts = [(30, "analytic", False), (30, "analytic", True)]  # the body's parts every method pays, at 30 only
+    assert calls == first * 3 + [(50, m, False) for m in ("dls", "nn")] * 3 + parts
     assert [(r.size, r.method, r.body_per_s is None) for r in rows] == [
         (30, "dls", False), (30, "nn", False), (50, "dls", True), (50, "nn", True)]  # fmt: skip
     assert all(r.bodiless_per_s > 0 and r.bodiless_reached == 1.0 for r in rows)  # protocol targets: all reachable
     text = out.getvalue()
     assert "| LArm | 30 | dls |" in text and "| LArm | 50 | nn |" in text and text.count("not run") == 2
+    assert "LArm, 30 targets: the check " in text and "LArm, 50 targets" not in text
 
 
 def test_a_python_without_libqi_is_told_why_in_one_line(monkeypatch, capsys):
