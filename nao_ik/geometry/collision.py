@@ -116,13 +116,16 @@ def link_points(model: ArmModel, q: Sequence[Any]) -> list:
     return scalar_link_points(scalar_arm(model), [float(x) for x in q])
 
 
-def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BODY) -> Clearance:
+def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BODY, cap: float = CAP) -> Clearance:
     """Signed distance of one configuration's links to the body.
 
     Args:
         model: the arm.
         q: five joint angles.
         shapes: the body (default: standing).
+        cap: distances beyond it are reported as it (part and link ``""``); at most CAP. A caller that only
+            asks whether the links keep the margin passes MARGIN: the pairs farther than it are left out by
+            their bounds (about 40 % less work), and any distance below it is the same number.
 
     Returns:
         :class:`Clearance`.
@@ -130,14 +133,16 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BOD
     q = [float(x) for x in q]
     key = (id(model), q, id(shapes))
     last = _LAST[0]  # one read of one tuple: safe against another thread replacing it
-    if last is not None and last[0] == key and last[1] is model and last[2] is shapes:
-        return last[3]  # the same question again (the nearest search's check, then the answer's)
-    got = scalar_clearance(model, q, shapes)
-    _LAST[0] = (key, model, shapes, got)
+    if last is not None and last[0] == key and last[1] is model and last[2] is shapes and last[3] >= cap:
+        # The same question again (the nearest search's check, then the answer's), asked with a cap no larger.
+        got = last[4]
+        return got if got.distance < cap else Clearance(cap, "", "")
+    got = scalar_clearance(model, q, shapes, cap)
+    _LAST[0] = (key, model, shapes, cap, got)
     return got
 
 
-#: The last :func:`clearance` asked, as one tuple (key, model, shapes, answer).
+#: The last :func:`clearance` asked, as one tuple (key, model, shapes, cap, answer).
 _LAST: list = [None]
 
 

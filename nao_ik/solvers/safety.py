@@ -49,7 +49,9 @@ def check_single(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0:
             return run
         return run._replace(reason=unreachable_reason(model, target, q0))
     q = model.clamp(run.q)
-    clr = clearance(model, q, model.body)
+    # Capped at the margin: only whether the links keep it decides (and below it, the part), so the pairs
+    # farther than the margin need no distance.
+    clr = clearance(model, q, model.body, MARGIN)
     if clr.distance >= MARGIN - EPS:
         if run.error <= tol or spec.own_answer:
             return run

@@ -154,19 +154,22 @@ def _points(k, q, trig):
     return out
 
 
-def clearance(model, q, shapes):
-    # type: (Any, Sequence[float], Sequence[Any]) -> Clearance
+def clearance(model, q, shapes, cap=CAP):
+    # type: (Any, Sequence[float], Sequence[Any], float) -> Clearance
     """Signed distance of one configuration's links to the body.
 
     Args:
         model: the arm (an :class:`~nao_ik.model.arm.ArmModel` or the robot runtime's model).
         q: five joint angles (floats).
         shapes: the body: rows or shapes of :mod:`nao_ik.model.body_data` (capsules, rounded boxes).
+        cap: distances beyond it are reported as it (part and link ``""``), as :func:`clearance_of`: a caller that
+            only asks whether the links keep a margin passes the margin, and the pairs farther than it are
+            left out by their bounds.
 
     Returns:
         :class:`Clearance`.
     """
-    return clearance_of(link_points(arm(model), q), prepared(shapes))
+    return clearance_of(link_points(arm(model), q), prepared(shapes), cap=cap)
 
 
 def checker(model, shapes):
