@@ -146,7 +146,7 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BOD
 _LAST: list = [None]
 
 
-def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BODY, upto: float = CAP
+def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BODY, cap: float = CAP
                     ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Signed distances of many configurations' links to the body.
 
@@ -154,11 +154,12 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         model: the arm.
         q: (N, 5) joint angles.
         shapes: the body.
-        upto: the cap (at most CAP): a caller that asks only whether the margin holds passes it, and the pairs
-            whose bound is past it are not measured exactly.
+        cap: as :func:`clearance`'s: distances beyond it are reported as it (at most CAP); a caller that asks
+            only whether the margin holds passes the margin, and the pairs whose bound is past it are not
+            measured exactly.
 
     Returns:
-        (distance (N,) metres capped at ``upto``, as :func:`clearance` at CAP; part (N,) int index into
+        (distance (N,) metres capped at ``cap``, as :func:`clearance`; part (N,) int index into
         :data:`~nao_ik.model.body.NAMES`, -1 where every part is beyond the cap).
     """
     q = np.asarray(q, dtype=float)
@@ -176,7 +177,7 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         6: [w[k] + HAND_REACH / lower * (w[k] - e[k]) for k in range(3)],
     }
     caps, boxes, radius, index = _arrays(shapes)
-    best = np.full(n, min(upto, CAP))
+    best = np.full(n, min(cap, CAP))
     part = np.full(n, -1, dtype=np.int64)
     for ln in LINKS:
         p, e = pts[ln.start], pts[ln.end]

@@ -71,11 +71,11 @@ def _beyond(x, capsule):
 
 @pytest.mark.parametrize("arm", ["LArm", "RArm"])
 def test_a_clearance_asked_up_to_a_distance_is_exact_below_it(arm):
-    """``upto`` leaves out the exact distances its bound settles: the answer is the full one capped at ``upto``
+    """``cap`` leaves out the exact distances its bound settles: the answer is the full one capped at ``cap``
     (random configurations, many of them near the body)."""
     model = arm_model(arm)
     q = random_configurations(model, 5000, np.random.default_rng(11), 0.0)
     full = clearance_batch(model, q, model.body)[0]
     assert (full < MARGIN).sum() > 500
-    for upto in (0.0, MARGIN, 0.03):
-        np.testing.assert_array_equal(clearance_batch(model, q, model.body, upto)[0], np.minimum(full, upto))
+    for cap in (0.0, MARGIN, 0.03):
+        np.testing.assert_array_equal(clearance_batch(model, q, model.body, cap)[0], np.minimum(full, cap))
