@@ -203,7 +203,7 @@ def unreachable_reasons(model: ArmModel, targets: np.ndarray, q0: np.ndarray) ->
     found = np.broadcast_to(free.found, (m,))
     q = np.clip(np.stack(np.broadcast_arrays(*free.q), axis=1), model.lower, model.upper)
     if model.body:
-        dist, part = clearance_batch(model, q, model.body)
+        dist, part = clearance_batch(model, q, model.body, MARGIN)
         for i in np.flatnonzero(found & (dist < MARGIN)):
             out[i] = f"collision: {NAMES[part[i]]}"
     out[~found] = "joint limits"

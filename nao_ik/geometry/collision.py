@@ -365,4 +365,4 @@ def clear_of_body(model: ArmModel, q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=float)
     if not model.body:
         return np.ones(q.shape[0], dtype=bool)
-    return clearance_batch(model, q, model.body)[0] >= MARGIN
+    return clearance_batch(model, q, model.body, MARGIN)[0] >= MARGIN

@@ -19,6 +19,7 @@ from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
 from ..model.body import MARGIN
 from .collision import clearance_batch, hand_blocked
+from .scalar.clearance import CAP
 from .scalar.swivel import SWIVELS
 from .swivel import at, circle, take
 
@@ -60,12 +61,13 @@ def sampled_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, q0: np.nd
     n = pts.shape[0]
     angles, inside = swivel_samples(model, pts, wrist)
     best_q, best_m = np.zeros((n, 5)), np.full(n, -np.inf)
+    cap = CAP if q0 is None else MARGIN  # ranked by move time: only whether a sample keeps the margin counts
     for branch in (0, 1):
         qa = angles[:, branch].reshape(-1, 5)
         m = np.full(qa.shape[0], -np.inf)
         rows = np.flatnonzero(inside[:, branch].ravel())
         if rows.size:  # the body's clearance only where the limits allow
-            m[rows] = clearance_batch(model, qa[rows], model.body)[0] - MARGIN
+            m[rows] = clearance_batch(model, qa[rows], model.body, cap)[0] - MARGIN
         m, qa = m.reshape(n, SWIVELS), qa.reshape(n, SWIVELS, 5)
         if q0 is not None:  # rank the clear ones by move time instead (a clear one always beats a blocked one)
             speed = np.array([j.max_velocity for j in model.joints])
@@ -87,7 +89,7 @@ def clear_by_move(model: ArmModel, target: Sequence[float], q0: Sequence[float])
     angles, inside = swivel_samples(model, np.asarray(target, dtype=float)[None], q0[4:5])
     q = angles.reshape(-1, 5)[inside.ravel()]
     if model.body and q.size:
-        q = q[clearance_batch(model, q, model.body)[0] >= MARGIN]
+        q = q[clearance_batch(model, q, model.body, MARGIN)[0] >= MARGIN]
     speed = np.array([j.max_velocity for j in model.joints])
     return q[np.argsort((np.abs(q - q0) / speed).max(axis=1), kind="stable")]
 

@@ -597,7 +597,7 @@ def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: 
         last = np.flatnonzero(pts + 1 == b)
         inside[last] &= np.abs(q[b[last], :4] - qi[last, :4]).max(axis=1) <= share[last]
         if model.body:
-            inside[inside] &= clearance_batch(model, qi[inside], model.body)[0] >= MARGIN
+            inside[inside] &= clearance_batch(model, qi[inside], model.body, MARGIN)[0] >= MARGIN
         bad = np.unique(seg[~inside])
         redo.update(bad.tolist())
         good = ~np.isin(seg, bad)
@@ -691,7 +691,7 @@ def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarr
     c = circle(free, [pts[:, 0], pts[:, 1], pts[:, 2]], np.full(pts.shape[0], q[0, 4]), ARRAY)
     qi, inside = _configurations(free, c, np.arange(pts.shape[0]), phi[s] + f * turn, root[s])
     if model.body and inside.any():
-        inside[inside] &= clearance_batch(model, qi[inside], model.body)[0] >= MARGIN
+        inside[inside] &= clearance_batch(model, qi[inside], model.body, MARGIN)[0] >= MARGIN
     # Every link: from the step's start through its pieces to its end.
     before = np.where(f * count[owner] <= 1.0 + 1e-9, -1, np.arange(owner.size) - 1)
     prev = np.where((before < 0)[:, None], q[s], qi[np.maximum(before, 0)])

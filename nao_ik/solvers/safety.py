@@ -90,7 +90,7 @@ def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.n
     refined = None if run.refined is None else np.array(run.refined, dtype=bool)
     clamped = None if run.clamped is None else np.array(run.clamped)
     if model.body:
-        dist, part = clearance_batch(model, q, model.body)
+        dist, part = clearance_batch(model, q, model.body, MARGIN)  # whether it keeps the margin, and the part
         hit = dist < MARGIN - EPS
     else:
         part, hit = np.zeros(n, dtype=int), np.zeros(n, dtype=bool)
