@@ -1,4 +1,5 @@
-"""NAO in a viser scene: the body from :mod:`.shapes`, the head and both arms as kinematic trees.
+"""NAO in a viser scene: the body from :mod:`.shapes` (the body model's boxes), the head and both arms as
+kinematic trees.
 
 Each arm is a chain of scene nodes, one per joint, placed at the joint's
 offset from :mod:`nao_ik.model.arm` and turned about its axis by the joint's
@@ -67,7 +68,8 @@ def add_shape(scene, parent: str, shape: Shape) -> None:
     """
     name = f"{parent}/{shape.name}"
     if shape.kind == "box":
-        scene.add_box(name, color=shape.color, dimensions=shape.size, position=shape.position, **NO_SHADOW)
+        scene.add_box(name, color=shape.color, dimensions=shape.size, position=shape.position, wxyz=shape.wxyz,
+                      **NO_SHADOW)  # fmt: skip
     elif shape.kind == "sphere":
         scene.add_icosphere(name, radius=shape.size[0], color=shape.color, position=shape.position, **NO_SHADOW)
     elif shape.kind == "cylinder":

@@ -1,16 +1,23 @@
 """NAO's torso, head and legs as simple primitives, in one table.
 
-Placeholders until a body model exists: boxes, spheres and cylinders sized
-from Aldebaran's published dimensions (robot 574 x 275 x 311 mm; neck joint
-126.5 mm above the torso origin; hips 50 mm to the side and 85 mm below it;
-thigh 100 mm, tibia 102.9 mm, ankle to sole 45.19 mm), FRAME_TORSO, legs
-straight. A body model can replace :data:`BODY` and :data:`HEAD` by the same
-kind of rows. The arms are drawn from :mod:`nao_ik.model.arm` itself.
+The torso, the pelvis and the thighs are the library's body model itself
+(:data:`nao_ik.model.body.BODY`, standing): each rounded box drawn as its box
+grown by its radius, so what the view shows is what the body check keeps the
+arms out of (up to the rounded edges). The head, the shins and the feet are
+drawn from Aldebaran's published dimensions (neck joint 126.5 mm above the
+torso origin; hips 50 mm to the side and 85 mm below it; thigh 100 mm, tibia
+102.9 mm, ankle to sole 45.19 mm), FRAME_TORSO, legs straight. The arms are
+drawn from :mod:`nao_ik.model.arm` itself.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+import numpy as np
+
+from ...model.body import BODY as BODY_MODEL
+from ...model.body import Box
 
 NECK_Z = 0.1265
 HIP_Y, HIP_Z = 0.050, -0.085
@@ -31,6 +38,7 @@ class Shape(NamedTuple):
         size: box (dx, dy, dz); sphere (radius,); cylinder (radius, length), metres.
         position: centre in the parent frame (FRAME_TORSO for :data:`BODY`, the head for :data:`HEAD`).
         color: RGB.
+        wxyz: its turn in the parent frame, a quaternion (w, x, y, z).
     """
 
     name: str
@@ -38,13 +46,40 @@ class Shape(NamedTuple):
     size: tuple
     position: tuple
     color: tuple
+    wxyz: tuple = (1.0, 0.0, 0.0, 0.0)
+
+
+def quaternion(turn: np.ndarray) -> tuple[float, float, float, float]:
+    """The rotation matrix ``turn`` (3, 3) as (w, x, y, z)."""
+    m = np.asarray(turn, dtype=float)
+    w = 0.5 * float(np.sqrt(max(1.0 + np.trace(m), 0.0)))
+    if w > 1e-6:
+        return (w, float(m[2, 1] - m[1, 2]) / (4 * w), float(m[0, 2] - m[2, 0]) / (4 * w),
+                float(m[1, 0] - m[0, 1]) / (4 * w))  # fmt: skip
+    i = int(np.argmax(np.diag(m)))  # a half turn: from the largest diagonal entry
+    j, k = (i + 1) % 3, (i + 2) % 3
+    v = [0.0, 0.0, 0.0]
+    v[i] = 0.5 * float(np.sqrt(max(1.0 + m[i, i] - m[j, j] - m[k, k], 0.0)))
+    v[j], v[k] = float(m[j, i] + m[i, j]) / (4 * v[i]), float(m[k, i] + m[i, k]) / (4 * v[i])
+    return (0.0, v[0], v[1], v[2])
+
+
+def _model_boxes() -> list[Shape]:
+    """The body model's rounded boxes (torso, pelvis, thighs), each as its box grown by its radius."""
+    out = []
+    for k, c in enumerate(b for b in BODY_MODEL if isinstance(b, Box)):
+        turn = np.eye(3) if c.turn is None else np.reshape(c.turn, (3, 3))
+        size = tuple(2.0 * (float(h) + c.radius) for h in c.half)
+        # turn takes FRAME_TORSO into the box's frame: the box's own axes are turn's rows.
+        centre = tuple(float(x) for x in c.centre)
+        colour = GREY if c.part == "hips" else WHITE
+        out.append(Shape(f"{c.part}{k}", "box", size, centre, colour, quaternion(turn.T)))
+    return out
 
 
 def _leg(side: str, s: float) -> list[Shape]:
     knee, ankle = HIP_Z - THIGH, HIP_Z - THIGH - TIBIA
-    return [
-        Shape(f"{side}Thigh", "cylinder", (0.030, THIGH), (0.0, s * HIP_Y, HIP_Z - THIGH / 2), WHITE),
-        Shape(f"{side}Knee", "sphere", (0.030,), (0.0, s * HIP_Y, knee), GREY),
+    return [  # the thigh is the body model's
         Shape(f"{side}Tibia", "cylinder", (0.027, TIBIA), (0.0, s * HIP_Y, knee - TIBIA / 2), WHITE),
         Shape(f"{side}Foot", "box", (0.160, 0.088, FOOT_HEIGHT), (0.020, s * HIP_Y, ankle - FOOT_HEIGHT / 2), WHITE),
     ]
@@ -52,9 +87,7 @@ def _leg(side: str, s: float) -> list[Shape]:
 
 #: The body in FRAME_TORSO (fixed in the view: the legs do not move).
 BODY: list[Shape] = [
-    Shape("Torso", "box", (0.095, 0.150, 0.170), (-0.005, 0.0, 0.030), WHITE),
-    Shape("Chest", "sphere", (0.020,), (0.045, 0.0, 0.060), BLUE),
-    Shape("Pelvis", "box", (0.075, 0.135, 0.040), (-0.005, 0.0, HIP_Z + 0.010), GREY),
+    *_model_boxes(),
     Shape("Neck", "cylinder", (0.016, 0.020), (0.0, 0.0, NECK_Z - 0.008), GREY),
     *_leg("L", 1.0),
     *_leg("R", -1.0),
