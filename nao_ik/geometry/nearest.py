@@ -90,9 +90,9 @@ _UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
 #: much of the body's margin (metres): the clear interval may lie between two samples or between a sample and a
 #: joint limit.
 NEAR_MISS = 0.005
-#: Each thread's last search with the body, of one target (``search``) and of a batch (``batch``): a solve asks it
-#: twice (the method's start or the continuity rule, then the body check of the answers inside the body), the same
-#: model, targets and starts.
+#: Each thread's last search with the body, of one target (``search``) and of a batch (``batch``, kept for the
+#: length of one batch solve: :func:`forget`): a solve asks it twice (the method's start or the continuity rule,
+#: then the body check of the answers inside the body), the same model, targets and starts.
 _LAST = threading.local()
 #: Rows at most this many left in a batch boundary search finish in the scalar one.
 HANDOFF = 8
@@ -187,6 +187,12 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         got = _nearest_clear(model, t, q0, ops)
         _LAST.batch = (model, key, got, None)
     return got
+
+
+def forget() -> None:
+    """Drop this thread's last batch search (:func:`_recall`): a batch solve keeps it for its own body check only,
+    so that a later batch, or a benchmark's next method on the same targets, searches for itself."""
+    _LAST.batch = None
 
 
 def _recall(model: ArmModel, key: np.ndarray) -> Nearest | None:

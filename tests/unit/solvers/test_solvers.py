@@ -8,6 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nao_ik
+from nao_ik.evidence.protocol import sample_targets
+from nao_ik.geometry import nearest as nearest_module
 from nao_ik.geometry.recovery import recover_angles
 from nao_ik.geometry.swivel import swivel_configurations
 from nao_ik.kinematics import chain as kinematics
@@ -274,3 +276,13 @@ def test_tolerance_zero_iterates_to_the_floor_and_stops(method):
     exact = nao_ik.solve(target, "LArm", method, tolerance=0.0, max_iterations=5000)
     assert exact.error <= nao_ik.solve(target, "LArm", method).error + 1e-12
     assert exact.error < 1e-6 and exact.iterations < 5000 * 21
+
+
+def test_a_batch_solve_keeps_its_search_with_the_body_to_itself():
+    """The body check recalls the start's search with the body within one batch solve only: none is left for the
+    next call (another method on the same targets searches for itself, and a benchmark times each method's own
+    work)."""
+    t = sample_targets("LArm", 300, 4)
+    batch = nao_ik.solve_batch(t, "LArm", "analytic")
+    assert any(str(r).startswith("collision") for r in batch.reason)  # the body check ran and searched
+    assert getattr(nearest_module._LAST, "batch", None) is None
