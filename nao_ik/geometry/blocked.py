@@ -37,6 +37,7 @@ import numpy as np
 from ..kinematics.chain import forward_batch
 from ..kinematics.ops import ARRAY
 from ..model.arm import ArmModel
+from ..model.body import MARGIN
 from .clear import BISECT, STEP, STEPS, ray_directions
 from .collision import clearance_batch
 from .nearest import move_time
@@ -66,7 +67,12 @@ def clear_toward(model: ArmModel, targets: np.ndarray, q0: np.ndarray) -> tuple[
     # The hint: the clearest sample at the target itself (swivel index into both branches' samples).
     angles, inside = swivel_samples(model, targets, wrist)
     gap = np.full(inside.shape, -np.inf)
-    gap[inside] = clearance_batch(model, angles[inside], model.body)[0]
+    # Measured up to the margin (exact below it, where a blocked target's samples all are), in full where one
+    # reaches it: the clearest is the same sample either way.
+    gap[inside] = clearance_batch(model, angles[inside], model.body, MARGIN)[0]
+    again = inside & (gap == MARGIN).reshape(m, -1).any(axis=1)[:, None, None]
+    if again.any():
+        gap[again] = clearance_batch(model, angles[again], model.body)[0]
     hint = np.repeat(gap.reshape(m, -1).argmax(axis=1), k)  # per ray
     first = np.full(m * k, -1)
     bq = np.zeros((m * k, 5))

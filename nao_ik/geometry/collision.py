@@ -10,12 +10,14 @@ Two forms, the same numbers:
 - :func:`clearance`: one configuration in pure Python:
   :func:`nao_ik.geometry.scalar.clearance.clearance` (the common subset of
   Python 2.7 and 3; the robot runtime runs the same code), each link against
-  each part, a pair skipped when the bounding spheres show it is farther than CAP.
-- :func:`clearance_batch`: many configurations with numpy, every pair.
+  each part, a pair skipped when its bound shows it is farther than the cap.
+- :func:`clearance_batch`: many configurations with numpy, every pair's bound, the exact distance only where
+  the bound is nearer than the nearest so far (or the cap); few configurations all links in one pass.
 
-Distances beyond CAP (:data:`nao_ik.geometry.scalar.clearance.CAP`) are
-reported as CAP: only the near region matters to a solver, and the capped
-value is still continuous in the configuration.
+Distances beyond the cap (at most CAP, :data:`nao_ik.geometry.scalar.clearance.CAP`) are
+reported as the cap: only the near region matters to a solver, and the capped
+value is still continuous in the configuration. A caller that only asks whether the margin holds passes it as
+the cap, and fewer pairs need their exact distance.
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BOD
         :class:`Clearance`.
     """
     q = [float(x) for x in q]
+    cap = min(cap, CAP)
     key = (id(model), q, id(shapes))
     last = _LAST[0]  # one read of one tuple: safe against another thread replacing it
     if last is not None and last[0] == key and last[1] is model and last[2] is shapes and last[3] >= cap:
@@ -146,8 +149,8 @@ def clearance(model: ArmModel, q: Sequence[float], shapes: Sequence[Shape] = BOD
 _LAST: list = [None]
 
 
-def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BODY, cap: float = CAP
-                    ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BODY, cap: float = CAP,
+                    floor: float | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """Signed distances of many configurations' links to the body.
 
     Args:
@@ -157,6 +160,9 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         cap: as :func:`clearance`'s: distances beyond it are reported as it (at most CAP); a caller that asks
             only whether the margin holds passes the margin, and the pairs whose bound is past it are not
             measured exactly.
+        floor: where given, a configuration found nearer than it is left at once (its distance and part then
+            only say that it is nearer, by one of its links): a caller that only asks whether a distance reaches
+            the floor passes it. Without it every distance is exact up to ``cap``.
 
     Returns:
         (distance (N,) metres capped at ``cap``, as :func:`clearance`; part (N,) int index into
@@ -176,27 +182,64 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         5: ch.hand,
         6: [w[k] + HAND_REACH / lower * (w[k] - e[k]) for k in range(3)],
     }
-    caps, boxes, radius, index = _arrays(shapes)
-    best = np.full(n, min(cap, CAP))
-    part = np.full(n, -1, dtype=np.int64)
+    segments = []  # per link: (its radius, start (3 arrays), direction (3 arrays))
     for ln in LINKS:
         p, e = pts[ln.start], pts[ln.end]
         if ln.skip:
             p = [p[k] + ln.skip * (e[k] - p[k]) for k in range(3)]
-        d1 = [np.asarray(e[k] - p[k], dtype=float)[:, None] for k in range(3)]
-        p = [np.asarray(p[k], dtype=float)[:, None] for k in range(3)]
-        ncap = len(caps[2]) if caps else 0
-        dist = segment_distance(p, d1, *caps) - (ln.radius + radius[:ncap]) if caps else np.empty((n, 0))
-        if boxes:  # a pair farther than the nearest so far cannot be the nearest: its bound will do
-            near = np.minimum(best, dist.min(axis=1)) if ncap else best
-            grown = ln.radius + radius[ncap:]
-            dist = np.concatenate([dist, box_distance(p, d1, *boxes, beyond=near[:, None] + grown) - grown], axis=1)
+        d1 = [np.asarray(e[k] - p[k], dtype=float) for k in range(3)]
+        segments.append((ln.radius, [np.asarray(p[k], dtype=float) for k in range(3)], d1))
+    shaped = _arrays(shapes)
+    best = np.full(n, min(cap, CAP))
+    part = np.full(n, -1, dtype=np.int64)
+    order = list(range(len(segments)))
+    if n <= FUSED_ROWS:  # few rows: numpy's per-call cost dominates, so every link in one pass
+        p, d1 = ([np.concatenate([seg[i][k] for seg in segments]) for k in range(3)] for i in (1, 2))
+        radii = np.repeat([r for r, _, _ in segments], n)
+        links = np.split(_link_distances(radii, p, d1, min(cap, CAP), shaped), len(segments))
+    else:  # many: link by link, each link's pairs farther than the nearest so far left to their bounds
+        links = None
+        if floor is not None:
+            order.reverse()  # the hand first: it is the link nearest the body most often where the arm is blocked
+    index = shaped[3]
+    live = np.arange(n)  # the rows still measured: with ``floor``, those not yet found below it
+    for i in order:
+        r, p, d1 = segments[i]
+        if links is not None:
+            dist = links[i]
+        else:
+            if live.size < n:
+                p, d1 = [x[live] for x in p], [x[live] for x in d1]
+            dist = _link_distances(np.full(live.size, r), p, d1, best[live], shaped)
         k = np.argmin(dist, axis=1)
-        low = dist[np.arange(n), k]
-        closer = low < best
-        best = np.where(closer, low, best)
-        part = np.where(closer, index[k], part)
+        low = dist[np.arange(live.size), k]
+        closer = low < best[live]
+        best[live] = np.where(closer, low, best[live])
+        part[live] = np.where(closer, index[k], part[live])
+        if floor is not None and links is None:
+            live = live[best[live] >= floor]
     return best, part
+
+
+#: At most this many configurations, :func:`clearance_batch` measures all links in one pass (its answers are the same
+#: either way: a pair left to its bound is never the nearest).
+FUSED_ROWS = 256
+
+
+def _link_distances(radii: np.ndarray, p: list, d1: list, best: Any, shaped: tuple) -> np.ndarray:
+    """(M, shapes) distances between link segments p + t d1 (three (M,) arrays each) of ``radii`` (M,) and the
+    shapes (:func:`_arrays`), in their order: exact for the capsules, and for the boxes exact where their bound
+    is nearer than ``best`` (or a capsule of that row), else that bound (never nearer than it)."""
+    caps, boxes, radius, _ = shaped
+    m = radii.shape[0]
+    p, d1, r = [x[:, None] for x in p], [x[:, None] for x in d1], radii[:, None]
+    ncap = len(caps[2]) if caps else 0
+    dist = segment_distance(p, d1, *caps) - (r + radius[:ncap]) if caps else np.empty((m, 0))
+    if boxes:  # a pair farther than the nearest so far cannot be the nearest: its bound will do
+        near = np.minimum(best, dist.min(axis=1)) if ncap else np.broadcast_to(best, (m,))
+        grown = r + radius[ncap:]
+        dist = np.concatenate([dist, box_distance(p, d1, *boxes, beyond=near[:, None] + grown) - grown], axis=1)
+    return dist
 
 
 _ARRAYS: dict = {}

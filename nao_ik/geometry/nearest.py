@@ -65,9 +65,10 @@ move). From the neutral posture (no
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -91,7 +92,7 @@ _UNIT = (1.0, 1.0, 1.0, 1.0, 1.0)
 #: joint limit.
 NEAR_MISS = 0.005
 #: Each thread's last search with the body, of one target (``search``) and of a batch (``batch``, kept for the
-#: length of one batch solve: :func:`forget`): a solve asks it twice (the method's start or the continuity rule,
+#: length of one batch solve: :func:`kept_searches`): a solve asks it twice (the method's start or the continuity rule,
 #: then the body check of the answers inside the body), the same model, targets and starts.
 _LAST = threading.local()
 #: Rows at most this many left in a batch boundary search finish in the scalar one.
@@ -139,8 +140,12 @@ def none_closer(model: ArmModel, t: Sequence[float], q0: Sequence[float], jump: 
 
 
 def _cost(model: ArmModel, c: Circle, phi: Any, q0: Sequence[Any], ops: Ops, branch: Any) -> tuple:
-    """(angles, move time or inf where outside the limits, violation) at swivel phi on an ElbowRoll branch."""
-    q, m = margin_at(model, c, phi, ops, branch)
+    """(angles, move time or inf where outside the limits, violation) at swivel phi on an ElbowRoll branch.
+
+    The body's clearance is measured up to its margin: whether a configuration is allowed depends on no more, and
+    a violation is only ever compared where it is positive (no swivel allowed) or against NARROW.
+    """
+    q, m = margin_at(model, c, phi, ops, branch, MARGIN)
     return q, ops.where(m >= -SLACK, move_time(model, q, q0, ops), INF), -m
 
 
@@ -169,7 +174,8 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
         :class:`Nearest`.
     """
     if not model.body:
-        return _nearest(model, t, q0, ops)
+        got = _recall(model, _rows(t, q0)) if ops is not SCALAR and getattr(_LAST, "batch", None) else None
+        return _nearest(model, t, q0, ops) if got is None else got
     if ops is SCALAR:
         # One target: the float search with the body as its extra margin is cheaper than a sampled screen first
         # (the robot runtime runs the same function).
@@ -180,30 +186,54 @@ def nearest(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> N
             last = _LAST.search = (model, key, (tuple(q), phi, cost, found))
         q, phi, cost, found = last[2]
         return Nearest(list(q), phi, cost, found, circle(model, t, q0[4], ops) if not found else None)
-    n = max(np.shape(x)[0] if np.ndim(x) else 1 for x in (*t, *q0))
-    key = np.stack([np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (*t, *q0)], axis=1)
+    key = _rows(t, q0)
     got = _recall(model, key)
     if got is None:
-        got = _nearest_clear(model, t, q0, ops)
-        _LAST.batch = (model, key, got, None)
+        got = _nearest_clear(model, t, q0, ops, key)
+        _keep(model, key, got)
     return got
 
 
-def forget() -> None:
-    """Drop this thread's last batch search (:func:`_recall`): a batch solve keeps it for its own body check only,
-    so that a later batch, or a benchmark's next method on the same targets, searches for itself."""
-    _LAST.batch = None
+def _rows(t: Sequence[Any], q0: Sequence[Any]) -> np.ndarray:
+    """(N, 8): each row's target and start, the key of :func:`_recall`."""
+    n = max(np.shape(x)[0] if np.ndim(x) else 1 for x in (*t, *q0))
+    return np.stack([np.broadcast_to(np.asarray(x, dtype=float), (n,)) for x in (*t, *q0)], axis=1)
+
+
+@contextlib.contextmanager
+def kept_searches() -> Iterator[None]:
+    """Within it, this thread's batch searches are kept (:func:`_recall`): one batch solve, whose body check and
+    reasons ask again what its method's start searched. Nothing is kept outside it, so that a later batch, or a
+    benchmark's next method on the same targets, searches for itself."""
+    _LAST.batch = {}
+    try:
+        yield
+    finally:
+        _LAST.batch = None
+
+
+def _keep(model: ArmModel, key: np.ndarray, got: Nearest) -> None:
+    """Keep a batch search of ``model`` (with the body, or the limits alone it starts from) for :func:`_recall`,
+    within :func:`kept_searches`."""
+    kept = getattr(_LAST, "batch", None)
+    if kept is not None:  # a copy: the caller may change its arrays in place
+        own = Nearest([np.array(x) for x in got.q], *(np.array(x) for x in (got.swivel, got.seconds, got.found)),
+                      got.circle)  # fmt: skip
+        kept[id(model)] = (model, key, own, None)
 
 
 def _recall(model: ArmModel, key: np.ndarray) -> Nearest | None:
-    """This thread's last batch search with the body, at the rows whose target and start are ``key``'s (N, 8);
-    None unless it answered every one of them. The body check then keeps the answers the method's start gave (a
-    fresh search of fewer rows may end up to about 1e-9 rad apart: its last boundary steps run in floats)."""
-    last = getattr(_LAST, "batch", None)
+    """This thread's last batch search of ``model``, at the rows whose target and start are ``key``'s (N, 8);
+    None unless it answered every one of them. The body check and its reasons then keep the answers the method's
+    start found. A fresh search of fewer rows may end elsewhere where two configurations are equally near: its
+    last boundary steps run in floats where few rows are left (seen: 1e-3 rad apart, their move times 8e-7 s
+    apart)."""
+    kept = getattr(_LAST, "batch", None)
+    last = kept.get(id(model)) if kept else None
     if last is None or last[0] is not model:
         return None
     if last[3] is None:  # the rows by their bytes, built at the first recall
-        last = _LAST.batch = (*last[:3], {r.tobytes(): i for i, r in enumerate(last[1])})
+        last = kept[id(model)] = (*last[:3], {r.tobytes(): i for i, r in enumerate(last[1])})
     index = [last[3].get(r.tobytes()) for r in key]
     if None in index:
         return None
@@ -218,12 +248,14 @@ def _recall(model: ArmModel, key: np.ndarray) -> Nearest | None:
                    take(got.circle, idx))  # fmt: skip
 
 
-def _nearest_clear(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops) -> Nearest:
-    """:func:`nearest` with the body, arrays: the limits alone first, the body's margin only where it binds."""
+def _nearest_clear(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Ops, key: np.ndarray) -> Nearest:
+    """:func:`nearest` with the body, arrays: the limits alone first (kept too: the reasons ask it), the body's
+    margin only where it binds."""
     from .sampled import first_clear
 
     free = _nearest(model.bodiless(), t, q0, ops)
-    hit = np.asarray(free.found & (body_margin(model, free.q, ops) < -SLACK))
+    _keep(model.bodiless(), key, free)
+    hit = np.asarray(free.found & (body_margin(model, free.q, ops, MARGIN) < -SLACK))  # only whether it holds
     if not hit.any():
         return free
     n = hit.shape[0]
@@ -232,7 +264,7 @@ def _nearest_clear(model: ArmModel, t: Sequence[Any], q0: Sequence[Any], ops: Op
     # nao_ik.geometry.sampled). A clear interval narrower than the samples' spacing (often where it ends at a
     # joint limit) leaves its neighbours just short of the margin: the full search finds it.
     pts = np.stack([np.broadcast_to(x, (n,))[rows] for x in t], axis=1)
-    ok, _, _, best = first_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows])
+    ok, _, _, best = first_clear(model, pts, np.broadcast_to(q0[4], (n,))[rows], floor=MARGIN - NEAR_MISS)
     some = ok | (best >= MARGIN - NEAR_MISS)
     blocked = rows[~some]
     rows = rows[some]

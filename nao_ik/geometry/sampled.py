@@ -94,10 +94,11 @@ def clear_by_move(model: ArmModel, target: Sequence[float], q0: Sequence[float])
     return q[np.argsort((np.abs(q - q0) / speed).max(axis=1), kind="stable")]
 
 
-def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None) -> tuple:
+def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.ndarray | None = None,
+                floor: float = MARGIN) -> tuple:  # fmt: skip
     """(clear (N,), angles (N, 5) clamped, sample index (N,), the clearance of the clearest sample tried (N,),
-    capped at MARGIN; -inf where none was tried inside the limits or the hand itself is in the body's way): a
-    clear sample of each point, if any.
+    capped at MARGIN and exact from ``floor`` (at most MARGIN) up, below it only below; -inf where none was tried
+    inside the limits or the hand itself is in the body's way): a clear sample of each point, if any.
 
     The same samples and test as :func:`sampled_clear`'s ``found``, made and tried lazily: nearest the hint
     (N,) sample index (swivel index + SWIVELS x branch) first (in swivel, then the other branch), in rounds
@@ -129,7 +130,7 @@ def first_clear(model: ArmModel, pts: np.ndarray, wrist: np.ndarray, hint: np.nd
             qb, viol = at(model, cb, phis[sample[sel] % SWIVELS], ARRAY, branch)
             angles[sel] = np.stack(np.broadcast_arrays(*qb), axis=1)
             inside = sel[(np.broadcast_to(viol, sel.shape) <= LIMIT_SLACK) & np.broadcast_to(cb.reachable, sel.shape)]
-            gap[inside] = clearance_batch(model, angles[inside], model.body, MARGIN)[0]
+            gap[inside] = clearance_batch(model, angles[inside], model.body, MARGIN, min(floor, MARGIN))[0]
         np.maximum.at(best, owner, gap)
         clear = (gap >= MARGIN).reshape(cols.shape)
         hit = clear.any(axis=1)

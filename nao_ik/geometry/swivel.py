@@ -23,7 +23,10 @@ from ..model.arm import ArmModel
 from ..model.body import MARGIN
 from .collision import clearance, clearance_batch
 from .recovery import forearm, recover_angles_checked, upper_arm
-from .scalar.clearance import BODY_SCALE  # the body's clearance enters margin_at at this scale (radians per metre)
+from .scalar.clearance import (
+    BODY_SCALE,  # the body's clearance enters margin_at at this scale (radians per metre)
+    CAP,
+)
 
 
 class SwivelSet(NamedTuple):
@@ -147,11 +150,13 @@ def at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: int | No
     return q, violation
 
 
-def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None) -> tuple[list, Any]:
+def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: Any = None, cap: float = CAP
+              ) -> tuple[list, Any]:  # fmt: skip
     """The configuration at swivel ``phi`` and its signed distance to the limits, radians.
 
     Where the model has a body (:attr:`~nao_ik.model.arm.ArmModel.body`), coming
-    within the body's margin counts as a limit too (:func:`body_margin`).
+    within the body's margin counts as a limit too (:func:`body_margin`, its clearance measured up to ``cap``:
+    a caller that only asks whether a configuration is allowed, or how far outside it is, passes MARGIN).
 
     Returns:
         (five joint angles; the smallest distance of a joint to its limits,
@@ -164,16 +169,17 @@ def margin_at(model: ArmModel, c: Circle, phi: Any, ops: Ops = SCALAR, branch: A
     for qi, lo, hi in zip(q, model.lower, model.upper):
         m = ops.minimum(m, ops.minimum(qi - lo, hi - qi))
     if model.body:
-        m = ops.minimum(m, body_margin(model, q, ops))
+        m = ops.minimum(m, body_margin(model, q, ops, cap))
     return q, m
 
 
-def body_margin(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR) -> Any:
-    """(clearance to ``model.body`` - MARGIN) x BODY_SCALE: negative where the links come within the margin."""
+def body_margin(model: ArmModel, q: Sequence[Any], ops: Ops = SCALAR, cap: float = CAP) -> Any:
+    """(clearance to ``model.body`` - MARGIN) x BODY_SCALE: negative where the links come within the margin (the
+    clearance measured up to ``cap``)."""
     if ops is SCALAR:
-        return (clearance(model, q, model.body).distance - MARGIN) * BODY_SCALE
+        return (clearance(model, q, model.body, cap).distance - MARGIN) * BODY_SCALE
     qa = np.stack(np.broadcast_arrays(*q), axis=1)
-    return (clearance_batch(model, qa, model.body)[0] - MARGIN) * BODY_SCALE
+    return (clearance_batch(model, qa, model.body, cap)[0] - MARGIN) * BODY_SCALE
 
 
 def point(

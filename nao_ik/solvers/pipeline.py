@@ -30,7 +30,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..geometry.closest import closest, halton
-from ..geometry.nearest import Nearest, forget, move_time, nearest, none_closer
+from ..geometry.nearest import Nearest, kept_searches, move_time, nearest, none_closer
 from ..geometry.proof import shorter_exists
 from ..geometry.scalar.nearest import BEAT
 from ..geometry.swivel import swivel_seeds
@@ -275,15 +275,12 @@ def run_batch(
 ) -> Run:
     """Many targets: :func:`_closest_batch`, then the body check (:mod:`nao_ik.solvers.safety`).
 
-    The nearest-solution search with the body that the method's start ran is the body check's too, within this
-    call only (:func:`nao_ik.geometry.nearest.forget` before and after).
+    The nearest-solution searches that the method's start ran are the body check's too, within this call only
+    (:func:`nao_ik.geometry.nearest.kept_searches`).
     """
-    forget()
-    try:
+    with kept_searches():
         run = _closest_batch(spec, model, targets, q0, tol, max_iter, continuous)
         return check_batch(spec, model, targets, q0, run, tol)
-    finally:
-        forget()
 
 
 def _closest_batch(

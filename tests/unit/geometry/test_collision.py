@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nao_ik.geometry.collision import clearance_batch, hand_blocked, posture_body
+from nao_ik.geometry.collision import clearance, clearance_batch, hand_blocked, posture_body
+from nao_ik.geometry.scalar.clearance import CAP
+from nao_ik.geometry.scalar.clearance import clearance as scalar_clearance
 from nao_ik.kinematics.chain import forward_batch
 from nao_ik.model.arm import arm_model
 from nao_ik.model.body import MARGIN
@@ -75,7 +77,50 @@ def test_a_clearance_asked_up_to_a_distance_is_exact_below_it(arm):
     (random configurations, many of them near the body)."""
     model = arm_model(arm)
     q = random_configurations(model, 5000, np.random.default_rng(11), 0.0)
-    full = clearance_batch(model, q, model.body)[0]
+    full, part = clearance_batch(model, q, model.body)
     assert (full < MARGIN).sum() > 500
     for cap in (0.0, MARGIN, 0.03):
-        np.testing.assert_array_equal(clearance_batch(model, q, model.body, cap)[0], np.minimum(full, cap))
+        got, got_part = clearance_batch(model, q, model.body, cap)
+        np.testing.assert_array_equal(got, np.minimum(full, cap))
+        np.testing.assert_array_equal(got_part, np.where(full < cap, part, -1))
+    # One configuration: asked again with another cap (its last answer is kept), the same as asked afresh, and the
+    # cap at most CAP.
+    for row in q[:40].tolist():
+        alone = scalar_clearance(model, row, model.body)
+        for cap in (MARGIN, 0.03, 1.0, MARGIN, CAP):
+            got = clearance(model, row, model.body, cap)
+            assert got.distance == min(cap, alone.distance)
+            assert got.part == (alone.part if alone.distance < cap else "")
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_a_clearance_asked_with_a_floor_is_exact_from_it_up(arm):
+    """``floor`` leaves a configuration as soon as one of its links is found nearer than it: from the floor up the
+    distance is the full one, below it only below (many configurations, link by link; and few, all links at once,
+    where it changes nothing)."""
+    model = arm_model(arm)
+    q = random_configurations(model, 5000, np.random.default_rng(12), 0.0)
+    for rows in (q, q[:100]):
+        full = clearance_batch(model, rows, model.body, MARGIN)[0]
+        got = clearance_batch(model, rows, model.body, MARGIN, 0.5 * MARGIN)[0]
+        above = full >= 0.5 * MARGIN
+        assert 0 < above.sum() < len(rows)
+        np.testing.assert_array_equal(got[above], full[above])
+        assert np.all(got[~above] < 0.5 * MARGIN)
+
+
+@pytest.mark.parametrize("arm", ["LArm", "RArm"])
+def test_all_links_at_once_or_link_by_link_give_the_same_clearance(arm, monkeypatch):
+    """Few configurations are measured all links in one pass, many link by link (the pairs farther than the
+    nearest so far left to their bounds): the same distances and parts, bit for bit."""
+    from nao_ik.geometry import collision
+
+    model = arm_model(arm)
+    q = random_configurations(model, 3000, np.random.default_rng(13), 0.0)
+    for cap in (collision.CAP, MARGIN):
+        monkeypatch.setattr(collision, "FUSED_ROWS", 0)
+        by_link = clearance_batch(model, q, model.body, cap)
+        monkeypatch.setattr(collision, "FUSED_ROWS", 10**6)
+        at_once = clearance_batch(model, q, model.body, cap)
+        for a, b in zip(by_link, at_once):
+            np.testing.assert_array_equal(a, b)

@@ -256,24 +256,43 @@ def test_a_batch_with_starts_is_never_farther_than_any_sampled_solution(arm):
 
 
 def test_a_batch_search_with_the_body_asked_again_for_some_of_its_rows_recalls_them():
-    """The body check asks :func:`nearest` again for the answers inside the body of a batch whose start was that
-    search: those rows are recalled (the start's answers, bit for bit), and a fresh search of them alone ends
-    at the same answers to the search's resolution (its boundary steps finish in floats where few rows are
-    left); a row it did not search is searched."""
+    """Within one batch solve (:func:`~nao_ik.geometry.nearest.kept_searches`) the body check asks :func:`nearest`
+    again for the answers inside the body, and the reasons its search on the limits alone: those rows are recalled
+    (the start's answers, bit for bit), and a fresh search of them alone ends at the same answers to the search's
+    resolution (its boundary steps finish in floats where few rows are left); a row it did not search is
+    searched; outside, nothing is kept."""
     model = arm_model("LArm")
     t = sample_targets("LArm", 400, 3)
     q0 = [np.full(len(t), x) for x in model.neutral]
-    whole = nearest_module.nearest(model, [t[:, k] for k in range(3)], q0, ARRAY)
     rows = np.arange(5, 400, 7)
-    again = nearest_module.nearest(model, [t[rows, k] for k in range(3)], [x[rows] for x in q0], ARRAY)
+    cols, starts = [t[rows, k] for k in range(3)], [x[rows] for x in q0]
+    with nearest_module.kept_searches():
+        whole = nearest_module.nearest(model, [t[:, k] for k in range(3)], q0, ARRAY)
+        again = nearest_module.nearest(model, cols, starts, ARRAY)
+        kept = nearest_module._LAST.batch
+        assert set(kept) == {id(model), id(model.bodiless())}
+        free = nearest_module.nearest(model.bodiless(), cols, starts, ARRAY)
+        assert kept[id(model.bodiless())][3] is not None  # recalled, not searched again
+        moved = t[:3] + 0.001
+        nearest_module.nearest(model, [moved[:, k] for k in range(3)], [x[:3] for x in q0], ARRAY)
+        assert kept[id(model)][1].shape[0] == 3  # searched, and now the one kept
+    assert nearest_module._LAST.batch is None
     for a, b in zip((*again.q, again.swivel, again.seconds, again.found), (*whole.q, whole.swivel, whole.seconds,
                                                                          whole.found)):  # fmt: skip
         np.testing.assert_array_equal(np.broadcast_to(a, rows.shape), np.broadcast_to(b, t.shape[:1])[rows])
-    nearest_module._LAST.batch = None
-    fresh = nearest_module.nearest(model, [t[rows, k] for k in range(3)], [x[rows] for x in q0], ARRAY)
+    # A fresh search ends as near (two configurations can be equally near: then either).
+    fresh = nearest_module.nearest(model, cols, starts, ARRAY)
     np.testing.assert_array_equal(again.found, fresh.found)
     assert again.found.any()
-    np.testing.assert_allclose(np.stack(again.q, axis=1), np.stack(fresh.q, axis=1), rtol=0, atol=1e-8)
-    moved = t[:3] + 0.001
-    nearest_module.nearest(model, [moved[:, k] for k in range(3)], [x[:3] for x in q0], ARRAY)
-    assert nearest_module._LAST.batch[1].shape[0] == 3  # searched, and now the last batch
+    np.testing.assert_allclose(again.seconds, fresh.seconds, rtol=0, atol=1e-5)
+    alone = nearest_module.nearest(model.bodiless(), cols, starts, ARRAY)
+    np.testing.assert_allclose(free.seconds, alone.seconds, rtol=0, atol=1e-5)
+    # Neither another start nor another model is recalled.
+    other = [x + 0.01 if j == 0 else x for j, x in enumerate(starts)]
+    with nearest_module.kept_searches():
+        nearest_module.nearest(model, cols, starts, ARRAY)
+        nearest_module.nearest(model, cols, other, ARRAY)
+        assert nearest_module._LAST.batch[id(model)][3] is None  # searched: its rows never recalled
+        right = arm_model("RArm")
+        nearest_module.nearest(right, cols, starts, ARRAY)
+        assert nearest_module._LAST.batch[id(right)][3] is None
