@@ -190,33 +190,34 @@ def clearance_batch(model: ArmModel, q: np.ndarray, shapes: Sequence[Shape] = BO
         d1 = [np.asarray(e[k] - p[k], dtype=float) for k in range(3)]
         segments.append((ln.radius, [np.asarray(p[k], dtype=float) for k in range(3)], d1))
     shaped = _arrays(shapes)
-    best = np.full(n, min(cap, CAP))
+    cap = min(cap, CAP)
+    best = np.full(n, cap)
     part = np.full(n, -1, dtype=np.int64)
-    order = list(range(len(segments)))
+    index = shaped[3]
+
+    def nearer(dist: np.ndarray, rows: Any) -> None:  # the rows' nearest part so far, from one link's distances
+        k = np.argmin(dist, axis=1)
+        low = dist[np.arange(dist.shape[0]), k]
+        closer = low < best[rows]
+        best[rows] = np.where(closer, low, best[rows])
+        part[rows] = np.where(closer, index[k], part[rows])
+
     if n <= FUSED_ROWS:  # few rows: numpy's per-call cost dominates, so every link in one pass
         p, d1 = ([np.concatenate([seg[i][k] for seg in segments]) for k in range(3)] for i in (1, 2))
         radii = np.repeat([r for r, _, _ in segments], n)
-        links = np.split(_link_distances(radii, p, d1, min(cap, CAP), shaped), len(segments))
-    else:  # many: link by link, each link's pairs farther than the nearest so far left to their bounds
-        links = None
+        for dist in np.split(_link_distances(radii, p, d1, cap, shaped), len(segments)):
+            nearer(dist, slice(None))
+        return best, part
+    # Many: link by link, each link's pairs farther than the nearest so far left to their bounds; with ``floor``,
+    # the hand first (the link nearest the body most often where the arm is blocked), and only the rows not yet
+    # found below it.
+    live = np.arange(n)
+    for r, p, d1 in segments if floor is None else reversed(segments):
+        rows = slice(None) if live.size == n else live
+        if live.size < n:
+            p, d1 = [x[live] for x in p], [x[live] for x in d1]
+        nearer(_link_distances(np.full(live.size, r), p, d1, best[rows], shaped), rows)
         if floor is not None:
-            order.reverse()  # the hand first: it is the link nearest the body most often where the arm is blocked
-    index = shaped[3]
-    live = np.arange(n)  # the rows still measured: with ``floor``, those not yet found below it
-    for i in order:
-        r, p, d1 = segments[i]
-        if links is not None:
-            dist = links[i]
-        else:
-            if live.size < n:
-                p, d1 = [x[live] for x in p], [x[live] for x in d1]
-            dist = _link_distances(np.full(live.size, r), p, d1, best[live], shaped)
-        k = np.argmin(dist, axis=1)
-        low = dist[np.arange(live.size), k]
-        closer = low < best[live]
-        best[live] = np.where(closer, low, best[live])
-        part[live] = np.where(closer, index[k], part[live])
-        if floor is not None and links is None:
             live = live[best[live] >= floor]
     return best, part
 

@@ -234,9 +234,12 @@ def _recall(model: ArmModel, key: np.ndarray) -> Nearest | None:
         return None
     if last[3] is None:  # the rows by their bytes, built at the first recall
         last = kept[id(model)] = (*last[:3], {r.tobytes(): i for i, r in enumerate(last[1])})
-    index = [last[3].get(r.tobytes()) for r in key]
-    if None in index:
-        return None
+    index = []
+    for r in key:  # the first row it did not search ends the look
+        i = last[3].get(r.tobytes())
+        if i is None:
+            return None
+        index.append(i)
     idx = np.asarray(index, dtype=np.int64)
     got = last[2]
     size = last[1].shape[0]
