@@ -12,7 +12,7 @@ sensed), ``getLimits``,
 ``getPosition`` and ``getTransform`` of the arm effectors (hand pose) and of the ``Torso`` in
 FRAME_TORSO, FRAME_WORLD and FRAME_ROBOT (a standing robot: :mod:`sim_stub.frames`), the hands
 (``LHand``/``RHand``, 0 closed .. 1 open, moved by ``setAngles`` at their speed), stiffness (a joint with
-stiffness 0 does not move), ``wakeUp`` and ``rest``. It refuses what ALMotion
+stiffness 0 does not move), ``wakeUp`` (standing up from ``rest``) and ``rest``. It refuses what ALMotion
 refuses: unknown names, lengths that do not match, values that are not numbers.
 
 What it adds, for tests: every command is recorded, and a command with a
@@ -91,6 +91,8 @@ QUIET_CYCLES = 10
 MAX_SAG = 0.05
 #: The joints that sag (the hands are not angles).
 SAGGING = tuple(j for j in JOINTS if not j.endswith("Hand"))
+#: The fraction of the joints' maximum speed at which wakeUp stands the robot up.
+WAKE_SPEED = 0.3
 #: Longest simulated wait of a blocking interpolation, seconds.
 LONGEST_MOVE = 60.0
 
@@ -184,6 +186,13 @@ class StubMotion:
         linear profile)."""
         with self._lock:
             joints, values, speed = self._command("angleInterpolationWithSpeed", names, targetAngles, maxSpeedFraction)
+        self._interpolate(joints, values, speed)
+
+    @_private
+    def _interpolate(self, joints: list, values: list, speed: float) -> None:
+        """Move joints to angles, the joints arriving together (linear with the linear profile), and return when
+        they are there."""
+        with self._lock:
             profile = "linear" if self._profile == "linear" else "synchronised"
             self._start(joints, values, speed, profile)
             duration = self._remaining(joints)
@@ -199,14 +208,27 @@ class StubMotion:
             waited += cycle
 
     def getAngles(self, names: Any, useSensors: Any) -> list[float]:
-        """Commanded (``useSensors`` False) or current (True) angles."""
+        """Sensed (``useSensors`` True) or commanded (False) angles.
+
+        Commanded as ALMotion answers it: this cycle's command to the actuator (ALMemory's actuator value),
+        not the final target of a running ``setAngles`` (ALMotion tells no such target): a moving joint's
+        command is where its interpolation is this cycle, a still joint's its last target; a joint whose
+        motors are off is commanded where it is.
+        """
         self._hang_point("getAngles")
         with self._lock:
             self._advance()
             joints = self._expand(names)
             if bool(useSensors):
                 return [self._reading(j) for j in joints]
-            return [float(self._commanded[j]) for j in joints]
+            return [self._cycle_command(j) for j in joints]
+
+    def getTargets(self, names: Any) -> list[float]:
+        """The final target of each joint's last command, where it is heading (stub only: ALMotion does not tell
+        it); a joint whose motors are off: where it is."""
+        with self._lock:
+            self._advance()
+            return [float(self._commanded[j]) for j in self._expand(names)]
 
     def getLimits(self, name: Any) -> list[list[float]]:
         """``[minAngle, maxAngle, maxVelocity, maxTorque]`` per joint."""
@@ -239,12 +261,17 @@ class StubMotion:
     # ------------------------------------------------------------- stiffness
 
     def wakeUp(self) -> None:
-        """Motors on (the stub stays in its current posture)."""
+        """Motors on; where a motor was off (after ``rest()``: crouching), stand up, every joint to the standing
+        posture together, returning once there, as ALMotion's wakeUp (a motion no client's setAngles sent)."""
         with self._lock:
             self._advance()
             self._record.append(self._entry("wakeUp", [], [], None))
+            limp = not all(v > 0.0 for v in self._stiffness.values())
             for j in self._stiffness:
                 self._stiffness[j] = 1.0
+            away = [j for j, q in STAND.items() if limp and self._sensed[j] != q]
+        if away:
+            self._interpolate(away, [STAND[j] for j in away], WAKE_SPEED)
 
     def rest(self) -> None:
         """Go to the crouching rest posture, then motors off."""
@@ -274,8 +301,9 @@ class StubMotion:
             self._record.append(self._entry("setStiffnesses", joints, values, None))
             for j, v in zip(joints, values):
                 self._stiffness[j] = v
-                if v == 0.0:
+                if v == 0.0:  # limp: it stops, and is commanded where it is
                     self._moves.pop(j, None)
+                    self._commanded[j] = self._sensed[j]
 
     def getStiffnesses(self, names: Any) -> list[float]:
         """Stiffness per joint."""
@@ -453,6 +481,11 @@ class StubMotion:
             self._unhang.wait(seconds)
 
     @_private
+    def _cycle_command(self, joint: str) -> float:
+        """This cycle's command to the joint (:meth:`getAngles`): its interpolation's posture while it moves."""
+        return float(self._sensed[joint] if joint in self._moves else self._commanded[joint])
+
+    @_private
     def _reading(self, joint: str) -> float:
         """What the joint's sensor reads: where it is, plus its sag if it is still and stiff."""
         q = self._sensed[joint]
@@ -500,10 +533,11 @@ class StubMotion:
             spec = self._joints[j]
             if not math.isfinite(v):
                 continue  # a joint is not sent to NaN
+            if not self._stiffness[j] > 0.0:
+                continue  # a joint whose motors are off is not moved, and stays commanded where it is
             target = min(max(v, spec.lower), spec.upper)
             self._commanded[j] = target
-            if self._stiffness[j] > 0.0:
-                targets[j] = target
+            targets[j] = target
         peaks = {j: speed * self._joints[j].max_velocity for j in targets}
         accels = {j: limit_acceleration(self._joints[j].max_velocity) for j in targets}
         plan = {j: (peaks[j], accels[j]) for j in targets}

@@ -69,7 +69,7 @@ class Stack:
         self.flush()
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            if self.motion.getAngles(names, True) == self.motion.getAngles(names, False):
+            if self.motion.getAngles(names, True) == self.stub.getTargets(names):
                 return
             time.sleep(0.02)
         raise AssertionError("the simulated joints did not arrive")

@@ -550,7 +550,7 @@ def test_the_installed_service_registers_and_says_what_it_has(installed):
 def _settle(installed, names: list, q: list) -> None:
     installed.motion.setAngles(names, q, 1.0)
     end = time.monotonic() + 10
-    while installed.motion.getAngles(names, True) != installed.motion.getAngles(names, False):
+    while installed.motion.getAngles(names, True) != installed.motion.getTargets(names):
         assert time.monotonic() < end, "the simulated joints did not arrive"
         time.sleep(0.02)
 
@@ -1017,7 +1017,7 @@ class Here:
             names = list(MODELS[arm].names)
             stub.setAngles(names, list(MODELS[arm].neutral), 1.0)
             end = time.monotonic() + 10
-            while stub.getAngles(names, True) != stub.getAngles(names, False):
+            while stub.getAngles(names, True) != stub.getTargets(names):
                 assert time.monotonic() < end, "the simulated joints did not arrive"
                 time.sleep(0.02)
         stub.clearRecordedCommands()

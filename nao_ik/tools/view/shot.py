@@ -25,11 +25,13 @@ SHOT_REACHES: tuple[tuple[str, tuple[float, float, float]], ...] = (
 
 
 def wait_still(motion, names: Sequence[str], timeout: float = 5.0) -> None:
-    """Wait until the joints' sensed angles reach the commanded ones."""
-    end = time.monotonic() + timeout
+    """Wait until the joints are still: their commanded angles (this cycle's command) the same a cycle apart."""
+    end, last = time.monotonic() + timeout, None
     while time.monotonic() < end:
-        if motion.getAngles(list(names), True) == motion.getAngles(list(names), False):
+        now = motion.getAngles(list(names), False)
+        if now == last:
             return
+        last = now
         time.sleep(0.02)
 
 

@@ -160,7 +160,7 @@ def test_a_blocking_command_into_the_body_returns():
     m, clock = _stub("smooth")
     m.angleInterpolationWithSpeed(names, _into_the_body("LArm"), 0.5)
     assert m.getCollisionStops() and clock.t < 10.0
-    assert m.getAngles(names, True) != m.getAngles(names, False)  # short of the command
+    assert m.getAngles(names, True) != m.getTargets(names)  # short of the command
 
 
 def test_is_collision_answers_none_near_or_collision():
