@@ -15,10 +15,13 @@ from .engine import Command
 
 
 def _motion(command: Command, moved: bool) -> dict:
-    """The fields of an arm's motion: whether it moved, its largest joint change (rad), how long it takes, and
-    where the call's time went besides solving: waiting for an arm to stop, and the motion check."""
+    """The fields of an arm's motion: whether it moved, its largest joint change (rad), how long it takes,
+    where the call's time went besides solving (waiting for an arm to stop, and the motion check), and what became
+    of the arm's command before this one where no answer told it (met motors switched off, moved off its way by
+    another program, stayed short: "" if nothing)."""
     return {"moved": bool(moved), "jointChange": float(command.change), "moveSeconds": float(command.seconds),
-            "waitMs": float(command.wait * 1e3), "checkMs": float(command.check * 1e3)}  # fmt: skip
+            "waitMs": float(command.wait * 1e3), "checkMs": float(command.check * 1e3),
+            "previousCommand": command.news}  # fmt: skip
 
 
 def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms: float, command: Command,

@@ -141,6 +141,7 @@ SPECS: dict[str, Spec] = {
     "reachToPoseWithSpeed": Spec(("arm", "position6D", "axisMask", "method", "fractionMaxSpeed")),
     "computePose": Spec(("arm", "position6D", "axisMask", "method")),
     "getPose": Spec(("arm",)),
+    "getArmState": Spec(("arm",)),
     "reachToInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),
     "reachToInFrameWithSpeed": Spec(("arm", "x", "y", "z", "frame", "method", "fractionMaxSpeed")),
     "computeAnglesInFrame": Spec(("arm", "x", "y", "z", "frame", "method")),

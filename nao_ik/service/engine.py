@@ -27,6 +27,7 @@ from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
+from ..motion.truth import Watch, arrived, on_its_way
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
@@ -60,6 +61,21 @@ HOLD_SPEED = 0.05
 MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
+#: Seconds a call waits for an arm moving under commands the service did not send to come to rest (another
+#: program, a timeline, ALMotion's breathing or idle posture) before it refuses with :data:`FOREIGN`.
+FOREIGN_WAIT = 2.0
+#: Why a call on (or beside) an arm that keeps moving under commands the service did not send is refused.
+FOREIGN = (
+    "motion: the {arm} keeps moving under commands this service did not send (another program, a timeline, or "
+    "ALMotion's breathing or idle posture, which ALAutonomousLife's background movement switches on): stop them "
+    "(ALMotion.setBreathEnabled('Arms', False), setIdlePostureEnabled('Arms', False)); nothing sent"
+)
+#: What became of an arm's last command, told to its next call and by ``getArmState``.
+LIMP = "its last command met its motors switched off (rest(), setStiffnesses): the arm did not follow it"
+MOVED_OFF = ("another command moved the arm off the way of its last one (another program, a timeline, rest() or "
+             "wakeUp(), the robot's reflex)")  # fmt: skip
+#: Seconds a decision waits for a first proof that an arm it has not seen at rest is at rest (readings each cycle).
+SETTLE = 2 * STOPPED_CYCLES * CYCLE
 
 
 class Way(NamedTuple):
@@ -80,11 +96,16 @@ class _Aimed:
     the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved at rest:
     :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
 
-    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested")
+    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested", "origin", "stalled")
 
-    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None):
+    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None,
+                 origin: list | None = None):  # fmt: skip
         self.aim, self.fraction, self.sent, self.future, self.seen = aim, fraction, sent, future, seen
         self.rested = False
+        # Where ALMotion commanded the arm when it went (the newest reading; the earlier commands' box holds where
+        # the arm went on to meanwhile), and whether it was seen at rest short of its goal since ALMotion took it.
+        self.origin = aim if origin is None else origin
+        self.stalled = False
 
 
 class Promise(NamedTuple):
@@ -111,6 +132,9 @@ class Command(NamedTuple):
     wait: float = 0.0
     check: float = 0.0
     other: bool = False  # the angles are another posture for the task (``others``), not the answer's
+    # What became of the arm's command before this one, where no answer told it (:meth:`Engine.news`): "" if
+    # nothing.
+    news: str = ""
 
 
 class StoppedOnItsWay(RuntimeError):
@@ -171,7 +195,16 @@ class Engine:
         self._body = body
         self._models: dict[str, ArmModel] = {}
         self.motion = MotionLink(session, motion_timeout, self._new_motion)
-        self.sensed = SensedCache(self.motion, [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS)
+        # What the robot's readings of each arm's commanded angles prove (moving, seen at rest): every decision
+        # rests on them; the record of the commands below is held against them (:meth:`_observe`).
+        self._watch = {arm: Watch() for arm in ARMS}
+        # Per arm, what became of its last command that its caller could not be told (met motors switched off,
+        # replaced by another program's, stayed short), and when that command was sent: told by :meth:`state`, and
+        # to the arm's next call.
+        self._news: dict[str, tuple[float, str]] = {}
+        self._fate: dict[str, str] = {}  # the same, kept for :meth:`state` until the arm's next command
+        names = [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS
+        self.sensed = SensedCache(self.motion, names, observe=self._observe)
         self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
         # Arms with a command ALMotion never answered or failed (it may have run, or may still): never taken as
         # at rest again (a new ALMotion proxy does not tell what the old one ran).
@@ -252,8 +285,22 @@ class Engine:
         was recorded since the body was read (:meth:`_send_checked`: the other arm's, sent meanwhile).
 
         Returns:
-            What was (or would be) sent: :class:`Command`.
+            What was (or would be) sent: :class:`Command`, with what became of the arm's command before
+            (:meth:`news`) where it moved.
         """
+        began = time.monotonic()
+        done = self._command(model, angles, start, move, end, what, speed, job, still, others)
+        with self._commit:  # what became of a command sent before this call (one of its own: the next call's news)
+            sent, news = self._news.get(model.arm, (math.inf, ""))
+            if not move or sent >= began:
+                return done
+            del self._news[model.arm]
+        return done._replace(news=news)
+
+    def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
+                 speed: float | None, job: Job | None, still: bool,
+                 others: Callable[[ArmModel, list], Iterable[list]] | None) -> Command:  # fmt: skip
+        """:meth:`command`'s work."""
         speed = self.speed if speed is None else speed
         angles = [float(q) for q in angles]
         if not all(math.isfinite(q) for q in angles):
@@ -365,7 +412,7 @@ class Engine:
         route = way = direct = None
         tried = False  # other postures tried (from anywhere on the arm's way): again once it is at rest
         if near.distance >= MARGIN - 1e-6:
-            if others is not None:  # :meth:`route`'s first test, first (it goes on with it)
+            if others is not None and not self.unknown(model.arm):  # :meth:`route`'s first test, first
                 moving = self.way(model, start)
                 direct = sweep_from(model, start, goal, speed, moving)
                 if not direct.clear:
@@ -397,7 +444,8 @@ class Engine:
                 if other is not None:
                     goal, route = other
         other = self.model(OTHER_ARM[model.arm], end)
-        if move and (route is None or not route.commands) and self.last(other.arm) is not None:
+        if move and (route is None or not route.commands) and (self.last(other.arm) is not None
+                                                                or self.unknown(other.arm)):  # fmt: skip
             # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
             # until it is there (at once if it is), and plan again from a fresh reading.
             t0 = time.perf_counter()
@@ -523,6 +571,8 @@ class Engine:
         direct = None if stopped else direct
         if way is None:
             return plan(model, start, goal, speed, direct=direct), None
+        if self.unknown(model.arm):  # from anywhere in its range: nothing is certified
+            return Plan([], MOVING, move_seconds(model, start, goal, speed)), way
         if (sweep_from(model, start, goal, speed, way) if direct is None else direct).clear:  # from all the way
             return Plan([goal], "", move_seconds(model, start, goal, speed)), way
         route = plan(model, start, goal, speed)
@@ -537,12 +587,128 @@ class Engine:
         """The arm's way from its reading ``start`` toward its last command (and the earlier ones it may still be
         braking toward: :meth:`_earlier`); None when it is at its last command and heads for no other."""
         with self._commit:
+            if self.unknown(model.arm):  # moving under commands the service did not send: anywhere in its range
+                return Way(list(start), list(model.upper), 1.0, ((list(model.lower), 1.0),))
             last = self.last(model.arm)
             earlier = self._earlier(model.arm)
             # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
             if last is None or not earlier and apart(last.aim, start) <= 1e-9:
                 return None
             return Way(list(start), list(last.aim), last.fraction, earlier)
+
+    def unknown(self, arm: str) -> bool:
+        """Whether the arm may be anywhere in its range: not seen at rest (:class:`~nao_ik.motion.truth.Watch`) and
+        on no way of the service's commands (none since the service started, or its record dropped by a reading
+        that left it: :meth:`_observe`). ALMotion never tells the target of a running command."""
+        return self.last(arm) is None and not self._watch[arm].at_rest()
+
+    def _observe(self, reading: Any) -> None:
+        """Hold each arm's record against a reading of the robot (every reading :class:`SensedCache` keeps).
+
+        The record holds while the commanded posture read is on the way of the arm's commands from where the first
+        of them went (:func:`~nao_ik.motion.truth.on_its_way`); it is dropped the moment it is not (``rest()``,
+        ``wakeUp()``, a timeline, another client, the robot's reflex), and the reading is then the state. A command
+        seen at rest short of its goal, once ALMotion took it and with the motors on, is marked stalled: it may
+        still run (postponed, or held by the robot's protection) until :meth:`_prove_stalled` shows it does not.
+        """
+        with self._commit:
+            for arm in ARMS:
+                model = self._models.get(arm) or arm_model(arm)
+                names = model.names
+                commanded = [reading.commanded[n] for n in names]
+                watch = self._watch[arm]
+                was = self.unknown(arm)
+                if not watch.observe(reading.asked, commanded):
+                    continue
+                last = self.last(arm)
+                if last is not None and reading.asked >= last.sent and not arrived(commanded, last.aim):
+                    motors = all(reading.stiffness[n] > 0.0 for n in names)
+                    limp = not motors and reading.stiffness_asked >= last.sent
+                    if limp:
+                        self._news[arm], self._fate[arm] = (last.sent, LIMP), LIMP
+                    if last.rested:
+                        origins, aims = [last.aim], ((last.aim, last.fraction),)
+                    else:
+                        aims = self._earlier(arm) + ((last.aim, last.fraction),)
+                        origins = [e.origin for e in self._aimed_list[arm]]
+                    if not on_its_way(model, origins, aims, commanded):
+                        self._drop(arm, LIMP if limp else MOVED_OFF)
+                    else:
+                        last.stalled = motors and last.seen is not None and watch.still_after(last.seen)
+                if not was and self.unknown(arm):
+                    self._aims += 1  # the arm's region grew: a check against a body read before is done again
+
+    def _drop(self, arm: str, why: str) -> None:
+        """The readings say the arm's record does not hold: forget its commands (the reading is the state), and tell
+        ``why`` to its next call. The caller holds the commit lock."""
+        last = self.last(arm)
+        self._aimed_list[arm] = []
+        sent = -math.inf if last is None else last.sent
+        if self._news.get(arm, (None, ""))[0] != sent:  # what was seen of it first (its motors off) says most
+            self._news[arm], self._fate[arm] = (sent, why), why
+
+    def _prove_stalled(self, arm: str, end: float) -> None:
+        """A command seen at rest short of its goal (:meth:`_observe`) runs no more unless the robot's collision
+        protection holds the arm (it goes on when that lets go): where ``isCollision`` says it does not, drop it."""
+        last = self.last(arm)
+        if last is None or not last.stalled or arm in self._lost:
+            return
+        try:
+            state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
+        except RuntimeError:  # an ALMotion without it, or no answer: it may still run
+            return
+        if state != "collision":
+            with self._commit:
+                if self.last(arm) is last:
+                    self._drop(arm, "its last command stayed short of its goal (met motors switched off, or another "
+                                    "task took the arm) and runs no more")  # fmt: skip
+
+    def _await_rest(self, arms: Iterable[str], end: float, seconds: float = SETTLE) -> None:
+        """Wait, ``seconds`` at most, until none of ``arms`` is :meth:`unknown`: the readings the robot's poller takes
+        every cycle while calls come (:class:`SensedCache`) are held against the arms (:meth:`_observe`)."""
+        until = min(end, time.monotonic() + seconds)
+        while any(self.unknown(arm) for arm in arms) and time.monotonic() < until:
+            self.sensed.read(BODY_JOINTS, left(end))  # keeps the poller reading
+            time.sleep(CYCLE / 2)
+
+    def state(self, arm: str, end: float) -> dict:
+        """The arm as the robot shows it now (``getArmState``): whether it moves, arrived at the service's last
+        command, stopped short of it (and why), or stands still with no command of the service's under way.
+
+        Returns:
+            ``state`` ("moving", "arrived", "stopped" or "still"), ``reason`` ("" where it moves toward the
+            service's command or arrived), ``moving``, ``motors``, and the arm's ``target`` (the service's last
+            command; [] if none), ``commanded`` (ALMotion's command this cycle) and ``sensed`` angles.
+        """
+        model = self.model(arm, end)
+        names = list(model.names)
+        sensed, stiffness, reading = self.sensed.read_timed(names, left(end), fresh=True)
+        commanded = [reading.commanded[n] for n in names]
+        self._prove_stalled(arm, end)
+        with self._commit:
+            last, watch, fate = self.last(arm), self._watch[arm], self._fate.get(arm, "")
+            busy = self.arms[arm].busy()
+        motors = all(v > 0.0 for v in stiffness)
+        if busy:  # a job still sends to it: a path, or a reach's legs
+            state, reason = "moving", ""
+        elif last is not None and arrived(commanded, last.aim):  # ALMotion's command ended there
+            state, reason = ("arrived", "") if apart(sensed, last.aim) <= SAG else ("moving", "")
+        elif last is not None and not watch.at_rest():
+            state, reason = "moving", ""
+        elif self.unknown(arm):
+            state, reason = "moving", "moving under commands this service did not send"
+        elif last is None:
+            state, reason = "still", fate
+        else:
+            state = "stopped"
+            try:
+                self._protected(arm, end, "short of its last command")
+                reason = fate or ("its motors are off" if not motors else
+                                  f"the {arm} stays short of its last command")  # fmt: skip
+            except RobotProtection as e:
+                reason = first_line(e)
+        return {"arm": arm, "state": state, "reason": reason, "moving": state == "moving", "motors": motors,
+                "target": [] if last is None else list(last.aim), "commanded": commanded, "sensed": sensed}  # fmt: skip
 
     def _earlier(self, arm: str) -> tuple:
         """(aim, fraction) of the arm's commands before its last one that its joints may still head for: a joint
@@ -588,7 +754,7 @@ class Engine:
         """Whether a command to ``goal`` is certified with the arm at the reading ``now`` on its way (:meth:`way`):
         one check per reading while an arm is waited for, so it is the direct motion's alone."""
         start = model.clamp(now)
-        return sweep_from(model, start, goal, 1.0, self.way(model, start)).clear
+        return not self.unknown(model.arm) and sweep_from(model, start, goal, 1.0, self.way(model, start)).clear
 
     def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True,
                    ready: Callable[[list], bool] | None = None) -> tuple | None:  # fmt: skip
@@ -600,14 +766,17 @@ class Engine:
         """
         arm, names, last = model.arm, list(model.names), self.last(model.arm)
         aim = None if last is None else last.aim
-        last, still = None, 0
+        last, still, since = None, 0, time.monotonic()
         while True:
             now, _ = self.sensed.read(names, left(end), fresh=True)
-            if aim is None or apart(now, aim) <= ARRIVED or ready is not None and ready(now):
+            if self.unknown(arm):  # until it is seen at rest: its commanded angles tell, not a sensed stillness
+                if time.monotonic() - since > FOREIGN_WAIT:
+                    raise RuntimeError(f"{what}: {FOREIGN.format(arm=arm)}")
+            elif aim is None or apart(now, aim) <= ARRIVED or ready is not None and ready(now):
                 break
             # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
             still = still_for(still, now, last)
-            if still >= 2:
+            if still >= 2 and not self.unknown(arm):
                 self._seen_still(arm)
                 break
             last = now
@@ -778,7 +947,9 @@ class Engine:
             else:
                 self._earlier(arm)  # drops what no longer moves it
                 entries = self._aimed_list.get(arm, [])
-            new = _Aimed([float(q) for q in angles], speed, sent, future, seen)
+            self._fate.pop(arm, None)
+            origin = self._watch[arm].commanded  # where ALMotion commanded the arm as last read
+            new = _Aimed([float(q) for q in angles], speed, sent, future, seen, origin)
             self._aimed_list[arm] = entries + [new]  # one assignment: readers without the lock see a whole list
 
     def _settle(self, arm: str, end: float) -> None:
@@ -803,9 +974,16 @@ class Engine:
         other = self.model(OTHER_ARM[arm], end)
         names = list(model.names)
         read = names + list(other.names) + BODY_JOINTS
-        last = self.last(arm)  # a reading asked before its last command went does not show it
-        since = -math.inf if last is None else last.sent
-        current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, since)
+        for again in (False, True):
+            watches = self._watch
+            self._await_rest((arm, other.arm), end)  # a first proof where an arm was not seen at rest (a new service)
+            for a in (arm, other.arm):
+                self._prove_stalled(a, end)
+            last = self.last(arm)  # a reading asked before its last command went does not show it
+            since = -math.inf if last is None else last.sent
+            current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, since)
+            if again or self._watch is watches and not (self.unknown(arm) or self.unknown(other.arm)):
+                break  # else it found an arm moving that none of the service's commands moves, or a new ALMotion
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
             current, stiff, reading = self.sensed.read_timed(read, left(end), fresh=True)
@@ -820,6 +998,8 @@ class Engine:
             last = self.last(other.arm)  # the other arm may still be on its way there: all of it is the body
             aim, fraction = (None, 1.0) if last is None else (last.aim, last.fraction)
             earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
+            if self.unknown(other.arm):  # moving under commands the service did not send: anywhere in its range
+                aim, fraction, earlier = list(other.upper), 1.0, ((list(other.lower), 1.0),)
             promised = self._ahead.get(other.arm)
         if model.body:
             key = (tuple(current[5:18]), None if aim is None else tuple(aim), fraction,
@@ -844,9 +1024,11 @@ class Engine:
         return model, start
 
     def _new_motion(self) -> None:
-        """A new ALMotion: its limits and readings are read again; commands sent to the old one are forgotten."""
+        """A new ALMotion: its limits and readings are read again, and the arms are seen at rest again before they
+        are taken as still (what ran meanwhile is not known)."""
         self._models.clear()
         self.sensed.invalidate()
+        self._watch = {arm: Watch() for arm in ARMS}  # one assignment (ALMotion's link holds its lock here)
 
     def model(self, arm: str, end: float) -> ArmModel:
         model = self._models.get(arm)

@@ -74,6 +74,11 @@ class ArmChannel:
                 self._waiting.discard(job)
             self._current = job
 
+    def busy(self) -> bool:
+        """Whether a job holds the arm now (a reach sending its legs, a path streaming)."""
+        with self._cond:
+            return self._current is not None
+
     def _stop_waiting(self, reason: str) -> None:
         for waiting in self._waiting:
             if waiting.yields:

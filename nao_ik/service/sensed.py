@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from ..geometry.scalar.sweep import CYCLE
 from .link import MotionLink, Pending, reply_numbers
@@ -50,7 +50,8 @@ SLOW_COUNT = 3
 
 
 class Reading(NamedTuple):
-    """One reading of the arms: when it was asked for and answered (monotonic seconds), angles and stiffnesses.
+    """One reading of the arms: when it was asked for and answered (monotonic seconds), sensed angles, stiffnesses
+    and commanded angles (``getAngles(names, False)``: this motion cycle's command to each joint).
 
     ``stiffness_asked``: when its stiffnesses were asked for (``asked``, or earlier for a :meth:`SensedCache.follow`
     reading, which takes them from an older one).
@@ -61,6 +62,7 @@ class Reading(NamedTuple):
     angles: dict
     stiffness: dict
     stiffness_asked: float
+    commanded: dict
 
 
 class _InFlight(NamedTuple):
@@ -71,6 +73,7 @@ class _InFlight(NamedTuple):
     angles: Pending
     stiffness: Pending | None
     generation: int
+    commanded: Pending
 
 
 class SensedCache:
@@ -80,10 +83,14 @@ class SensedCache:
         link: the line to ALMotion.
         names: the joints to read (both arms).
         max_age: the oldest reading a call may use, seconds.
+        observe: called with every reading kept (the newest by when it was asked), outside the cache's lock:
+            readings of two threads may reach it out of order.
     """
 
-    def __init__(self, link: MotionLink, names: Sequence[str], max_age: float = MAX_AGE):
+    def __init__(self, link: MotionLink, names: Sequence[str], max_age: float = MAX_AGE,
+                 observe: Callable[[Reading], None] | None = None):  # fmt: skip
         self._link = link
+        self._observe = observe
         self._names = list(names)
         self._max_age = max_age
         self._lock = threading.Lock()
@@ -142,10 +149,12 @@ class SensedCache:
             generation = self._generation
         try:
             angles = self._link.start("getAngles", self._names, True, budget=budget)
+            commanded = self._link.start("getAngles", self._names, False, budget=budget)
         except RuntimeError:
             return
         # Not this call's to wait for: the call that collects it waits within its own budget, up to the link's.
-        flight = _InFlight(asked, angles._replace(limit=self._link.timeout), None, generation)
+        limit = self._link.timeout
+        flight = _InFlight(asked, angles._replace(limit=limit), None, generation, commanded._replace(limit=limit))
         with self._lock:
             if self._flight is None or self._flight.asked < asked:  # another thread's may be newer
                 self._flight = flight
@@ -163,10 +172,11 @@ class SensedCache:
         self._closed.set()
         self.invalidate()
 
-    def _start(self, budget: float) -> tuple[Pending, Pending]:
-        """The two calls of a reading, both in flight."""
+    def _start(self, budget: float) -> tuple[Pending, Pending, Pending]:
+        """The three calls of a reading, all in flight: one round trip."""
         angles = self._link.start("getAngles", self._names, True, budget=budget)
-        return angles, self._link.start("getStiffnesses", self._names, budget=budget)
+        stiffness = self._link.start("getStiffnesses", self._names, budget=budget)
+        return angles, stiffness, self._link.start("getAngles", self._names, False, budget=budget)
 
     def _newest(self) -> Reading | None:
         """The newest angles with the newest stiffnesses (call with the lock held; a kept reading's
@@ -184,7 +194,8 @@ class SensedCache:
         except RuntimeError:
             self.invalidate()
             raise
-        return self._collect(_InFlight(asked, *calls, generation), budget)
+        angles, stiffness, commanded = calls
+        return self._collect(_InFlight(asked, angles, stiffness, generation, commanded), budget)
 
     def _collect(self, flight: _InFlight, budget: float, shared: bool = False) -> Reading:
         """Wait (at most ``budget`` seconds from now) for a reading's answers; keep it if it is the newest.
@@ -198,6 +209,8 @@ class SensedCache:
             n = len(self._names)
             cancel = not shared
             a = reply_numbers(self._link.result(flight.angles, budget, cancel), n, "ALMotion.getAngles")
+            c = reply_numbers(self._link.result(flight.commanded, _left(start, budget), cancel), n,
+                              "ALMotion.getAngles")  # fmt: skip
             if flight.stiffness is not None:
                 stiff = self._link.result(flight.stiffness, _left(start, budget), cancel)
                 s = dict(zip(self._names, reply_numbers(stiff, n, "ALMotion.getStiffnesses")))
@@ -205,23 +218,26 @@ class SensedCache:
             if not shared or _answered(flight):  # the robot failed (or answered nonsense), not this caller's patience
                 self.invalidate()
             raise
-        angles = dict(zip(self._names, a))
+        angles, commanded = dict(zip(self._names, a)), dict(zip(self._names, c))
         with self._lock:
             current = flight.generation == self._generation
             if flight.stiffness is not None:
-                reading = Reading(asked, time.monotonic(), angles, s, asked)
+                reading = Reading(asked, time.monotonic(), angles, s, asked, commanded)
                 if current and (self._stiffness is None or self._stiffness[1] < asked):
                     self._stiffness = (s, asked)
             elif current and self._stiffness is not None:
                 # A follow-up: the newest stiffnesses, no older than those read_timed checked (they only get newer
                 # within a generation).
-                reading = Reading(asked, time.monotonic(), angles, *self._stiffness)
+                reading = Reading(asked, time.monotonic(), angles, *self._stiffness, commanded)
             else:
                 reading = None  # the cache was dropped meanwhile (a failure, a new ALMotion)
-            if reading is not None and current and (self._reading is None or self._reading.asked < asked):
+            newest = reading is not None and current and (self._reading is None or self._reading.asked < asked)
+            if newest:
                 self._reading = reading
         if reading is None:  # read them with the angles again, from the ALMotion there is now
             return self._fetch(_left(start, budget))
+        if newest and self._observe is not None:
+            self._observe(reading)
         if shared:  # its time includes the wait until a call came for it: not the robot's round trip
             return reading
         if time.monotonic() - asked > self._max_age:
@@ -261,7 +277,8 @@ class SensedCache:
 
 def _answered(flight: _InFlight) -> bool:
     """All calls of a reading have finished (answered, failed or cancelled)."""
-    return flight.angles.future.isFinished() and (flight.stiffness is None or flight.stiffness.future.isFinished())
+    calls = (flight.angles, flight.commanded) + (() if flight.stiffness is None else (flight.stiffness,))
+    return all(call.future.isFinished() for call in calls)
 
 
 def _left(since: float, budget: float) -> float:

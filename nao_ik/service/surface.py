@@ -239,6 +239,13 @@ class NaoArmIK:
 
         return self._submit("getPose", lambda job, end: reach.hand_pose(self._engine, a["arm"], end))
 
+    @qi.bind(_ANSWER, [qi.Dynamic])
+    def getArmState(self, arm: Any) -> Any:
+        """The named arm as the robot shows it now: ``state`` "moving", "arrived" (at the service's last command),
+        "stopped" (short of it; ``reason`` says why) or "still" (no command of the service's under way)."""
+        a = self._decode("getArmState", (arm,))
+        return self._submit("getArmState", lambda job, end: self._engine.state(a["arm"], end))
+
     @qi.bind(qi.Bool, [qi.Dynamic])
     def stopPath(self, arm: Any) -> bool:
         """Stop the path running on ``arm`` before its next command; True if one was running.

@@ -24,6 +24,7 @@ LAYERS = [
     ("solvers",),
     ("api",),
     ("recipes", "__init__"),  # __init__: the flat public API re-exports api, model, solvers and plan_path
+    ("motion",),  # the motion core (no qi, no I/O) both hosts' services decide by
     ("service", "robot"),
     ("training",),
     ("evidence",),

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from nao_ik.model.arm import arm_model
+from nao_ik.motion.truth import REST_SPAN, Watch
 from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer, _Aimed
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
@@ -18,8 +19,19 @@ def _commanded(q: list, sent_ago: float = 1.0) -> dict:
     return {"LArm": [_Aimed(list(q), 1.0, sent, None, sent)]}
 
 
+def _seen_at_rest() -> dict:
+    """Both arms' watches, each arm seen at rest (its commanded posture the same over REST_SPAN)."""
+    watches = {}
+    for arm in ("LArm", "RArm"):
+        watches[arm] = Watch()
+        for t in (0.0, REST_SPAN):
+            watches[arm].observe(t, HERE)
+    return watches
+
+
 def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik = Engine.__new__(Engine)
+    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
     ik.sensed = mocker.Mock()
     ik.sensed.read.side_effect = [(list(r), 0.0) for r in readings]
     ik._sent = {"LArm": mocker.Mock()}
@@ -70,6 +82,7 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     """reachBoth's and a path's commands wait for ALMotion's answer: where none comes (timed out), the command
     may still run, so its arms are never taken as at rest again."""
     ik = Engine.__new__(Engine)
+    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
     ik.motion = mocker.Mock()
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
@@ -152,6 +165,7 @@ def _reading_right_at(mocker, right: list) -> Engine:
     """An engine whose readings have the RArm at ``right`` (the LArm at zero, crouched hips), which has read the
     LArm's body once (as a path's thread on the RArm does before its promise)."""
     ik = Engine.__new__(Engine)
+    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
     ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
     ik.sensed = mocker.Mock()
     reading = [0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0] + [0.0] * 4  # hips, head, the legs standing

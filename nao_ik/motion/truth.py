@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# ruff: noqa: UP004, UP009, UP010  (the common subset of Python 2.7 and 3, see the docstring)
+"""The robot is the truth: what readings of an arm's commanded angles prove, and when the service's record holds.
+
+NAO is shared: other programs call ``rest()`` and ``wakeUp()``, play timelines, move joints with ``setAngles``;
+ALMotion's breathing and idle posture move arms that nothing commanded; the service itself restarts. So the
+service decides from the robot's readings, and its record of what it sent is a hypothesis.
+
+The reading this rests on is ``ALMotion.getAngles(names, False)``: the command of the current motion cycle to each
+joint (ALMemory's actuator values), not the final target of a running ``setAngles`` (ALMotion tells no such target).
+While an interpolation runs, that command changes every cycle; once every joint's command stays the same, nothing
+is moving the arm.
+
+- **Seen at rest** (:class:`Watch`): the commanded posture unchanged (within :data:`UNMOVED` a joint) over readings
+  asked at least STOPPED_CYCLES motion cycles apart, or unchanged since the arm was last seen at rest. It proves
+  that no interpolation moved the arm faster than UNMOVED per reading interval over that span: a slow motion creeps
+  below the sensed angles' stillness threshold (STILL, 0.5 mrad a cycle: 2 % of the slowest setAngles), never
+  below this one (1e-6 rad; the slowest setAngles, fraction 0.01 of 6.4 rad/s, changes a command by 1.3 mrad a
+  cycle, and a smooth start by more than 1e-6 rad in its first cycle). It proves nothing about a command another
+  program sends later: that is the robot's own protection's to catch, as for any two programs sharing ALMotion.
+- **The record holds** (:func:`on_its_way`) while the commanded posture stays inside the box the service's commands
+  allow: from where the arm was commanded when each of them went toward each of their goals, grown by a retarget's
+  overshoot. A reading outside it (``rest()``, a timeline, another client, the robot's reflex) drops the
+  record: the reading is then the state, and an arm moving under commands the service did not send may be anywhere
+  in its range until it is seen at rest.
+- **A command that stays short**: seen at rest away from the goal STOPPED_CYCLES after ALMotion took the command,
+  with its motors on (it met motors switched off, ALMotion postponed it behind another task, or the robot's
+  protection holds the arm). It still counts as possibly running (a postponed command runs later; a held arm goes
+  on when the protection lets go) until the caller proves it does not (the robot's ``isCollision`` says nothing
+  holds the arm), or a later reading leaves its box.
+"""
+
+from __future__ import division
+
+from ..geometry.scalar.sweep import CYCLE, STOPPED_CYCLES, apart, hull, way_box
+
+try:  # the type comments' names (typing is not in every Python 2.7)
+    from typing import Any, List, Optional, Sequence, Tuple  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
+#: A joint whose command changed by no more than this between two readings (rad) did not move between them.
+UNMOVED = 1e-6
+#: Seconds of readings with an unchanged command that prove an arm at rest.
+REST_SPAN = STOPPED_CYCLES * CYCLE
+
+
+class Watch(object):
+    """One arm's commanded posture as read, newest last: whether it moves, and where it was last seen at rest.
+
+    Attributes:
+        asked: when the newest reading taken was asked for (monotonic s; None before the first).
+        commanded: its commanded posture.
+        still_since: when the first of the readings in a row with that same posture was asked for.
+        rest: the posture where the arm was last seen at rest, None while it has not been since it last moved.
+    """
+
+    __slots__ = ("asked", "commanded", "still_since", "rest")
+
+    def __init__(self):
+        # type: () -> None
+        self.asked = None  # type: Optional[float]
+        self.commanded = None  # type: Optional[List[float]]
+        self.still_since = None  # type: Optional[float]
+        self.rest = None  # type: Optional[List[float]]
+
+    def observe(self, asked, commanded):
+        # type: (float, Sequence[float]) -> bool
+        """Take a reading asked at ``asked`` (monotonic s) of the arm's commanded posture; False (and nothing
+        changes) where it is not newer than the newest taken."""
+        if self.asked is not None and asked <= self.asked:
+            return False
+        commanded = [float(q) for q in commanded]
+        same = self.commanded is not None and apart(commanded, self.commanded) <= UNMOVED
+        if not same:
+            self.still_since = asked
+            if self.rest is not None and apart(commanded, self.rest) > UNMOVED:
+                self.rest = None
+        if self.rest is None and same and asked - self.still_since >= REST_SPAN - 1e-9:
+            self.rest = commanded
+        self.asked, self.commanded = asked, commanded
+        return True
+
+    def at_rest(self):
+        # type: () -> bool
+        """Whether the arm is seen at rest (its newest reading at :attr:`rest`)."""
+        return self.rest is not None
+
+    def still_after(self, since):
+        # type: (float) -> bool
+        """Whether the arm is seen at rest by readings all asked after ``since`` + one cycle, over :data:`REST_SPAN`:
+        a command ALMotion took at ``since`` would have moved it."""
+        return (self.rest is not None and self.asked is not None
+                and self.asked - max(self.still_since, since + CYCLE) >= REST_SPAN - 1e-9)  # fmt: skip
+
+
+def on_its_way(model, origins, aims, commanded):
+    # type: (Any, Sequence[Sequence[float]], Sequence[Tuple[Sequence[float], float]], Sequence[float]) -> bool
+    """Whether a commanded posture read is one the arm may take under the service's commands: inside the box from
+    each of ``origins`` (where it was commanded when each of them went) to each of ``aims`` ((goal, fraction) each,
+    the newest last), grown by the overshoot on the side each joint moved
+    (:func:`nao_ik.geometry.scalar.sweep.way_box`)."""
+    lo, hi = [], []
+    for origin in origins:
+        a, b = hull(*way_box(model, origin, aims))
+        lo, hi = ([min(x, y) for x, y in zip(lo, a)], [max(x, y) for x, y in zip(hi, b)]) if lo else (a, b)
+    return all(a - UNMOVED <= q <= b + UNMOVED for q, a, b in zip(commanded, lo, hi))
+
+
+def arrived(commanded, aim):
+    # type: (Sequence[float], Sequence[float]) -> bool
+    """Whether the commanded posture is the goal (each joint within :data:`UNMOVED`): the command has ended there."""
+    return apart(commanded, aim) <= UNMOVED
