@@ -26,6 +26,9 @@ the best compromise. How the two are weighed is documented and adjustable:
 the position within ``tolerance`` (0.1 mm) and the orientation within
 ``rotation_tolerance`` (0.1 degree). axisMask 7 (position only) is
 :func:`nao_ik.api.position.solve` itself, any position method included.
+
+A position6D's angles are radians within +-2 pi: a larger one is refused, as
+degrees sent for radians.
 """
 
 from __future__ import annotations
@@ -68,8 +71,10 @@ SCOUT = 12
 #: Joint-limit slack within which a closed-form answer counts as allowed (rounding).
 SLACK = 1e-9
 _tuple_new = tuple.__new__
-#: Largest coordinate (m) and angle (rad) of a position6D.
+#: Largest coordinate (m) and angle (rad) of a position6D: beyond 2 pi an angle is degrees sent for radians.
 _BOUND = validate.MAX_COORDINATE
+MAX_ANGLE = 2.0 * math.pi
+_BOUNDS = (_BOUND,) * 3 + (MAX_ANGLE,) * 3
 LABELS = ("position6D x", "position6D y", "position6D z", "position6D wx", "position6D wy", "position6D wz")
 
 
@@ -117,11 +122,12 @@ def check_axis_mask(value: Any) -> int:
 
 
 def check_position6d(value: Any) -> tuple[float, ...]:
-    """A position6D ``[x, y, z, wx, wy, wz]``: six finite numbers, coordinates within +-MAX_COORDINATE."""
+    """A position6D ``[x, y, z, wx, wy, wz]``: six finite numbers, coordinates within +-MAX_COORDINATE m, angles
+    within +-:data:`MAX_ANGLE` rad (a larger one is degrees sent for radians: refused, saying so)."""
     if type(value) in (list, tuple) and len(value) == 6:
         # The common case: six finite floats in range (NaN fails the comparisons).
-        for x in value:
-            if type(x) is not float or not -_BOUND <= x <= _BOUND:
+        for x, bound in zip(value, _BOUNDS):
+            if type(x) is not float or not -bound <= x <= bound:
                 break
         else:
             return tuple(value)
@@ -130,8 +136,8 @@ def check_position6d(value: Any) -> tuple[float, ...]:
         if abs(x) > validate.MAX_COORDINATE:
             raise ValueError(f"{label} must be within +-{validate.MAX_COORDINATE:g} m (FRAME_TORSO metres), got {x!r}")
     for x, label in zip(v[3:], LABELS[3:]):
-        if abs(x) > _BOUND:
-            raise ValueError(f"{label} must be within +-{_BOUND:g} rad, got {x!r}")
+        if abs(x) > MAX_ANGLE:
+            raise ValueError(f"{label} {x!r} is beyond 2 pi: angles are radians (ALMotion's position6D), not degrees")
     return v
 
 
@@ -171,7 +177,7 @@ def solve_pose(
         the answer keeps the body's margin (else ``reason`` names the part).
 
     Raises:
-        ValueError: a malformed argument, unknown arm or method.
+        ValueError: a malformed argument (an angle beyond 2 pi: degrees), unknown arm or method.
     """
     model = resolve_arm(arm)
     sol = _solve_pose(model, position6d, axis_mask, initial, method, weights, tolerance, rotation_tolerance)

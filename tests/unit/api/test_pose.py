@@ -281,6 +281,8 @@ def test_bad_axis_masks_are_refused(value, message):
         ([0.1, "a", 0.1, 0, 0, 0], "position6D y"),
         ("abcdef", "sequence"),
         ([2e6, 0, 0, 0, 0, 0], "within"),
+        ([0.1, 0.1, 0.1, 0, 0, 90.0], r"position6D wz 90.0 is beyond 2 pi: angles are radians .*, not degrees"),
+        ([0.1, 0.1, 0.1, -6.3, 0, 0], "position6D wx -6.3 is beyond 2 pi"),
     ],
 )
 def test_bad_position6d_is_refused(value, message):
