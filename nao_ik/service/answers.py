@@ -3,6 +3,10 @@ engine sent (:class:`nao_ik.service.engine.Command`), so that every field of an 
 
 The answers are qi maps (``{str: value}``) of plain Python values: floats, ints, bools, strings and lists of
 them. docs/service.md describes their fields for the callers.
+
+One contract for every answer: ``reached`` is true only where the answer's angles reach the target and their
+motion started (a computation's: would start); ``moved``: a command was sent; ``reason`` is never ``""`` when
+not reached (:func:`outcome`).
 """
 
 from __future__ import annotations
@@ -10,8 +14,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api.pose import off
 from ..kinematics.frames import point_from_torso
 from .engine import Command
+
+#: Why an answer that reaches its target is not reached: no safe motion from the arm's posture, nothing (to be)
+#: sent.
+NO_MOTION = "motion: no safe motion from the arm's current posture"
+
+
+def outcome(reached: bool, why: str, command: Command, stopped: str, position_error: float,
+            rotation_error: float = 0.0) -> tuple[bool, str]:  # fmt: skip
+    """An arm's (``reached``, ``reason``): reached only where the solver's answer reaches (``reached``) and its
+    commands went (a computation: would go) without a stop on the way; else why, never "": where it stopped
+    (``stopped``), the solver's reason (``why``), no safe motion (:data:`NO_MOTION`), or what is left of the
+    target (:func:`nao_ik.api.pose.off`)."""
+    if stopped:
+        return False, stopped
+    if not command.commands:
+        return False, why or NO_MOTION
+    if not reached:
+        return False, why or off(position_error, rotation_error)
+    return True, ""
 
 
 def _motion(command: Command, moved: bool) -> dict:
@@ -25,14 +49,16 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
           moved: bool, stopped: str = "", other: bool = False) -> dict:  # fmt: skip
     """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``stopped``: why the
     arm stopped on its way (:data:`~nao_ik.service.engine.ROBOT_PROTECTION`, or where it stays short), "" if
-    it did not; ``other``: the command is another exact solution of the target than the method's."""
+    it did not; ``other``: the command is another exact solution of the target than the method's; ``moved``: the
+    command was sent."""
+    reached, reason = outcome(sol.reached, str(sol.reason), command, stopped, float(sol.error))
     return {
         "arm": arm,
         "method": method,
         "target": list(target),
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached) and not stopped,
+        "reached": reached,
         "error": float(sol.error),
         "iterations": int(sol.iterations),
         "solveTimeMs": float(solve_ms),
@@ -43,12 +69,10 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         # method's own answer was replaced by the closest attainable pose.
         "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
         "refined": bool(sol.refined),
-        # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
-        # "robot collision protection" (the robot's own protection stopped the arm on its way), where the arm
-        # stays short of a posture on its way ("the LArm stopped ... short ..."), or why a sequence ended after a
-        # leg went ("<method> for <target>: collision: the <part> is now where the arm was going; nothing more
-        # sent", "... motion: ...", or the call's budget): the legs sent are in "via".
-        "reason": stopped or str(sol.reason),
+        # Why the target is not reached ("" when it is): the solver's ("out of reach", "joint limits",
+        # "collision: <part>", "not converged"), what is left ("position: 2.13 mm off"), no safe motion
+        # (NO_MOTION), or why the arm stopped on its way (:func:`outcome`): the legs sent are in "via".
+        "reason": reason,
         # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
         # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
         # 0 (computeAngles only) when no safe motion from the current posture exists.
@@ -71,7 +95,9 @@ def _via(command: Command) -> list:
 def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: float, command: Command,
          moved: bool, stopped: str = "") -> dict:  # fmt: skip
     """A pose reach's (``reachToPose`` ..., ``computePose``): ``sol`` a :class:`nao_ik.PoseSolution`; ``stopped``
-    as for :func:`reach`."""
+    and ``moved`` as for :func:`reach`."""
+    reached, reason = outcome(sol.reached, str(sol.reason), command, stopped, float(sol.position_error),
+                              float(sol.rotation_error))  # fmt: skip
     return {
         "arm": arm,
         "method": sol.method,
@@ -79,8 +105,8 @@ def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: 
         "axisMask": mask,
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached) and not stopped,
-        "reason": stopped or str(sol.reason),
+        "reached": reached,
+        "reason": reason,
         "error": float(sol.error),
         "positionError": float(sol.position_error),
         "orientationError": float(sol.rotation_error),
@@ -89,6 +115,7 @@ def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: 
         "clamped": command.clamped,
         **_motion(command, moved),
         "commands": len(command.commands),
+        "via": _via(command),
     }
 
 
