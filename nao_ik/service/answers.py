@@ -126,10 +126,13 @@ def in_frame(answer: dict, frame: int, name: str, value: Any) -> dict:
 
 
 def path(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float,
-         completed: bool = False, via: list | None = None, plan: Any = None) -> dict:  # fmt: skip
+         completed: bool = False, via: list | None = None, plan: Any = None, slowed: list | None = None,
+         slowed_via: list | None = None) -> dict:  # fmt: skip
     """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``; ``via``: the
     postures the arm was swung through on its way to the first point (sent before it); ``plan``: the
-    :class:`nao_ik.recipes.path_plan.PathPlan` the angles came from (None: followed point by point)."""
+    :class:`nao_ik.recipes.path_plan.PathPlan` the angles came from (None: followed point by point);
+    ``slowed``: the points of the jumps sent like a reach (``slowAtJumps``), ``slowed_via`` the swung-out legs
+    sent before them (``{"point", "via"}`` maps)."""
     done = errors[: len(angles)] or errors[:1] or [0.0]
     return {
         "arm": arm,
@@ -146,19 +149,28 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
         "planned": plan is not None,
         "planMs": 0.0 if plan is None else float(plan.seconds * 1e3),
         "jumps": [] if plan is None else [[int(j.index), float(j.radians)] for j in plan.jumps],
+        "slowed": [] if slowed is None else slowed,
+        "slowedVia": [] if slowed_via is None else slowed_via,
     }
 
 
 def both(names: list, angles: list, pair: Any, commands: list, collision: str, moved: bool, sent: int,
          legs: list, stopped: str = "") -> dict:  # fmt: skip
     """``reachBoth``'s: ``pair`` a :class:`nao_ik.recipes.both_arms.BothArms`, ``commands`` each arm's
-    :class:`~nao_ik.service.engine.Command`, ``legs`` the ten-joint postures of the move (its last one the
-    answer), ``sent`` how many of them were sent, ``stopped`` why the legs ended before the answer ("" if they
-    did not)."""
-    sides = {}
+    :class:`~nao_ik.service.engine.Command`, ``collision`` why the pair may not move ("" it may), ``moved``
+    whether a leg was sent, ``legs`` the ten-joint postures of the move (its last one the answer), ``sent`` how
+    many of them were sent, ``stopped`` why the legs ended before the answer ("" if they did not)."""
+    # Why the move did not go to its end ("" it did: moved, no leg stopped); reached needs that and both answers.
+    short = stopped or collision
+    went = bool(moved) and not short
+    sides, missed = {}, []
     for side, ans, c in zip(("left", "right"), (pair.left, pair.right), commands):
+        own = "" if ans.reached else ans.reason or off(ans.error, ans.orientation_error)
+        if own:
+            missed.append(f"{side}: {own}")
         sides[side] = {
-            "reached": bool(ans.reached),
+            "reached": bool(ans.reached) and went,
+            "reason": own or short,
             "error": float(ans.error),
             "orientationError": float(ans.orientation_error),
             "method": ans.method,
@@ -168,7 +180,10 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "names": names,
         "angles": angles,
         **sides,
-        "reached": bool(pair.left.reached and pair.right.reached) and not stopped,
+        "reached": went and not missed,
+        # Why not both arms reached ("" when they did): the pair's collision (nothing sent), why the legs ended
+        # on the way, or each arm's reason ("left: out of reach").
+        "reason": short or "; ".join(missed),
         "collision": collision,
         # Why the legs ended before the answer, the arms stopped on their way ("" when they did not): the
         # commands sent are counted in "commands".
@@ -176,10 +191,10 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "moved": bool(moved),
         "jointChange": float(max(commands[0].change, commands[1].change)),
         "moveSeconds": float(max(commands[0].seconds, commands[1].seconds)),
-        # The ten-joint commands of the move (1 direct; more where the arms go in legs; those sent once it
-        # moved), and the legs' ends before the answer (those sent).
-        "commands": sent if moved else len(legs),
-        "via": [lq + rq for lq, rq in legs[:-1]][: sent if moved else None],
+        # The ten-joint commands sent (1 direct; more where the arms go in legs; 0 when nothing moved), and the
+        # legs' ends before the answer (those sent).
+        "commands": sent if moved else 0,
+        "via": [lq + rq for lq, rq in legs[:-1]][:sent] if moved else [],
     }
 
 
@@ -205,7 +220,8 @@ def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, shown:
             {
                 "step": s.name,
                 "target": [] if s.target is None else list(s.target),
-                "reached": bool(s.reached),
+                # A step of the plan that was not sent (nothing moved) is not reached.
+                "reached": bool(s.reached) and bool(moved),
                 "error": float(s.error),
                 "hand": -1.0 if s.hand is None else float(s.hand),
                 # The arm's commands for the step: its posture ([] if not sent: a hand step, or planned only)

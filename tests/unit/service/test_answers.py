@@ -5,6 +5,7 @@ import pytest
 
 import nao_ik
 from nao_ik.model.arm import arm_model
+from nao_ik.recipes.both_arms import ArmAnswer, BothArms
 from nao_ik.service import answers
 from nao_ik.service.engine import Command
 
@@ -46,3 +47,26 @@ def test_a_reach_stopped_on_its_way_is_not_reached_and_says_why():
 )
 def test_a_reach_not_reached_always_says_why(sol, reason):
     assert reach(sol, SENT)["reason"] == reason
+
+
+def both(left, right, collision="", moved=True, stopped=""):
+    legs = [(Q, Q), (Q, Q)]
+    return answers.both(NAMES * 2, Q * 2, BothArms(left, right, collision), [SENT, SENT], collision, moved,
+                        len(legs) if moved else 0, legs, stopped)  # fmt: skip
+
+
+GOOD = ArmAnswer(tuple(Q), True, 0.0, 0.0, "analytic")
+
+
+def test_reach_both_is_reached_only_where_both_arms_reach_and_the_move_went():
+    r = both(GOOD, GOOD)
+    assert r["reached"] and r["reason"] == "" and r["commands"] == 2 and r["via"] == [Q * 2]
+    r = both(GOOD, GOOD, "collision: LArm other arm", moved=False)
+    assert not r["reached"] and r["reason"] == "collision: LArm other arm" and r["commands"] == 0 and r["via"] == []
+    assert not r["left"]["reached"] and r["right"]["reason"] == "collision: LArm other arm"
+    r = both(GOOD, GOOD, stopped="the LArm stopped 0.20 rad short")
+    assert not r["reached"] and r["reason"] == "the LArm stopped 0.20 rad short"
+    short = ArmAnswer(tuple(Q), False, 0.0, 0.61, "analytic")  # a pose the arm cannot take
+    r = both(GOOD, short)
+    assert not r["reached"] and r["reason"] == "right: orientation: 35 degrees off", r
+    assert r["left"]["reached"] and r["right"]["reason"] == "orientation: 35 degrees off"
