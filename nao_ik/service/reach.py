@@ -5,7 +5,8 @@ Each function runs on a service thread with the call's decoded arguments ``a`` (
 and its deadline ``end`` (monotonic s). The library computes (:mod:`nao_ik.api.position`, :mod:`nao_ik.api.pose`,
 :mod:`nao_ik.recipes.pointing`, :mod:`nao_ik.recipes.reachability`, :mod:`nao_ik.api.all_solutions`); the engine reads
 the robot and sends (:mod:`nao_ik.service.engine`); :mod:`nao_ik.service.answers` builds the answer. With a job the
-arm is held and moved; without one (``computeAngles`` ...) nothing is held or sent.
+arm is held and moved (an answer within the body's margin is answered, not sent: :func:`inside`); without one
+(``computeAngles`` ...) nothing is held or sent.
 """
 
 from __future__ import annotations
