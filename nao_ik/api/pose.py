@@ -24,8 +24,13 @@ the best compromise. How the two are weighed is documented and adjustable:
 
 ``reached`` is True only when every selected component is within tolerance:
 the position within ``tolerance`` (0.1 mm) and the orientation within
-``rotation_tolerance`` (0.1 degree). axisMask 7 (position only) is
-:func:`nao_ik.api.position.solve` itself, any position method included.
+``rotation_tolerance`` (0.1 degree); otherwise ``reason`` says why: the body
+(``"collision: <part>"``), the position method's reason (axisMask 7), or what is
+left (:func:`off`: ``"orientation: 35.5 degrees off"``). axisMask 7 (position
+only) is :func:`nao_ik.api.position.solve` itself, any position method included.
+
+A position6D's angles are radians within +-2 pi: a larger one is refused, as
+degrees sent for radians.
 """
 
 from __future__ import annotations
@@ -68,8 +73,10 @@ SCOUT = 12
 #: Joint-limit slack within which a closed-form answer counts as allowed (rounding).
 SLACK = 1e-9
 _tuple_new = tuple.__new__
-#: Largest coordinate (m) and angle (rad) of a position6D.
+#: Largest coordinate (m) and angle (rad) of a position6D: beyond 2 pi an angle is degrees sent for radians.
 _BOUND = validate.MAX_COORDINATE
+MAX_ANGLE = 2.0 * math.pi
+_BOUNDS = (_BOUND,) * 3 + (MAX_ANGLE,) * 3
 LABELS = ("position6D x", "position6D y", "position6D z", "position6D wx", "position6D wy", "position6D wz")
 
 
@@ -87,8 +94,8 @@ class PoseSolution(NamedTuple):
         clamped: joints clamped into the limits (rounding of the closed form only).
         position_error: distance over the selected position components, metres.
         rotation_error: length of the selected rotation-vector components, radians.
-        reason: ``""``, or why the pose is not reached where the body is the cause
-            (``"collision: <part>"``: the only answers found go through the body).
+        reason: ``""`` when reached, else why: ``"collision: <part>"`` (the only answers found go
+            through the body), the position method's reason (axisMask 7), or what is left (:func:`off`).
     """
 
     angles: tuple[float, ...]
@@ -117,11 +124,12 @@ def check_axis_mask(value: Any) -> int:
 
 
 def check_position6d(value: Any) -> tuple[float, ...]:
-    """A position6D ``[x, y, z, wx, wy, wz]``: six finite numbers, coordinates within +-MAX_COORDINATE."""
+    """A position6D ``[x, y, z, wx, wy, wz]``: six finite numbers, coordinates within +-MAX_COORDINATE m, angles
+    within +-:data:`MAX_ANGLE` rad (a larger one is degrees sent for radians: refused, saying so)."""
     if type(value) in (list, tuple) and len(value) == 6:
         # The common case: six finite floats in range (NaN fails the comparisons).
-        for x in value:
-            if type(x) is not float or not -_BOUND <= x <= _BOUND:
+        for x, bound in zip(value, _BOUNDS):
+            if type(x) is not float or not -bound <= x <= bound:
                 break
         else:
             return tuple(value)
@@ -130,9 +138,21 @@ def check_position6d(value: Any) -> tuple[float, ...]:
         if abs(x) > validate.MAX_COORDINATE:
             raise ValueError(f"{label} must be within +-{validate.MAX_COORDINATE:g} m (FRAME_TORSO metres), got {x!r}")
     for x, label in zip(v[3:], LABELS[3:]):
-        if abs(x) > _BOUND:
-            raise ValueError(f"{label} must be within +-{_BOUND:g} rad, got {x!r}")
+        if abs(x) > MAX_ANGLE:
+            raise ValueError(f"{label} {x!r} is beyond 2 pi: angles are radians (ALMotion's position6D), not degrees")
     return v
+
+
+def off(position_error: float, rotation_error: float, tolerance: float = DEFAULT_TOLERANCE,
+        rotation_tolerance: float = DEFAULT_ROTATION_TOLERANCE) -> str:  # fmt: skip
+    """What an answer leaves of its target, for a ``reason``: the components beyond their tolerance
+    (``"position: 2.13 mm off, orientation: 35.5 degrees off"``)."""
+    parts = []
+    if position_error > tolerance:
+        parts.append(f"position: {position_error * 1e3:.3g} mm off")
+    if rotation_error > rotation_tolerance:
+        parts.append(f"orientation: {math.degrees(rotation_error):.3g} degrees off")
+    return ", ".join(parts) or f"position: {position_error * 1e3:.3g} mm off"
 
 
 def forward_pose(angles: Sequence[float], arm: ArmLike = "LArm") -> list[float]:
@@ -168,15 +188,25 @@ def solve_pose(
     Returns:
         A :class:`PoseSolution`, angles always finite and inside the limits;
         where the model has a body (NAO's, by default), reached only when
-        the answer keeps the body's margin (else ``reason`` names the part).
+        the answer keeps the body's margin (else ``reason`` names the part);
+        not reached, ``reason`` says why (never ``""``).
 
     Raises:
-        ValueError: a malformed argument, unknown arm or method.
+        ValueError: a malformed argument (an angle beyond 2 pi: degrees), unknown arm or method.
     """
     model = resolve_arm(arm)
     sol = _solve_pose(model, position6d, axis_mask, initial, method, weights, tolerance, rotation_tolerance)
-    if not model.body or sol.reason:
+    if model.body and not sol.reason:
+        sol = _clear(model, sol, position6d, axis_mask, tolerance, rotation_tolerance)
+    if sol.reached or sol.reason:
         return sol
+    return sol._replace(reason=off(sol.position_error, sol.rotation_error, tolerance, rotation_tolerance))
+
+
+def _clear(model: ArmModel, sol: PoseSolution, position6d: Sequence[float], axis_mask: int, tolerance: float,
+           rotation_tolerance: float) -> PoseSolution:  # fmt: skip
+    """``sol`` where it keeps the body's margin; else the closed form's other root where that one does, else not
+    reached, the part named."""
     near = clearance(model, sol.angles, model.body)
     if near.distance >= MARGIN - 1e-9:
         return sol

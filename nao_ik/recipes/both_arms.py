@@ -31,6 +31,8 @@ class ArmAnswer(NamedTuple):
         error: position error, metres.
         orientation_error: radians (0 for a position target).
         method: the method that answered.
+        reason: why it is not reached ("" when it is): the solver's (:attr:`nao_ik.Solution.reason`,
+            :attr:`nao_ik.PoseSolution.reason`).
     """
 
     angles: tuple
@@ -38,6 +40,7 @@ class ArmAnswer(NamedTuple):
     error: float
     orientation_error: float
     method: str
+    reason: str = ""
 
 
 class BothArms(NamedTuple):
@@ -57,9 +60,10 @@ def solve_one(target: Sequence[float], model: ArmModel, method: str, initial: Se
     """One arm's answer for a position (3 values) or a full pose (6 values)."""
     if len(target) == 3:
         s = solve(target, model, method, initial=initial)
-        return ArmAnswer(tuple(s.angles), bool(s.reached), float(s.error), 0.0, s.method)
+        return ArmAnswer(tuple(s.angles), bool(s.reached), float(s.error), 0.0, s.method, s.reason)
     p = solve_pose(target, model, FULL_MASK, initial=initial, method=method)
-    return ArmAnswer(tuple(p.angles), bool(p.reached), float(p.position_error), float(p.rotation_error), p.method)
+    return ArmAnswer(tuple(p.angles), bool(p.reached), float(p.position_error), float(p.rotation_error), p.method,
+                     p.reason)  # fmt: skip
 
 
 def solve_both(

@@ -3,6 +3,10 @@ engine sent (:class:`nao_ik.service.engine.Command`), so that every field of an 
 
 The answers are qi maps (``{str: value}``) of plain Python values: floats, ints, bools, strings and lists of
 them. docs/service.md describes their fields for the callers.
+
+One contract for every answer: ``reached`` is true only where the answer's angles reach the target and their
+motion started (a computation's: would start); ``moved``: a command was sent; ``reason`` is never ``""`` when
+not reached (:func:`outcome`).
 """
 
 from __future__ import annotations
@@ -10,8 +14,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..api.pose import off
 from ..kinematics.frames import point_from_torso
 from .engine import Command
+
+#: Why an answer that reaches its target is not reached: no safe motion from the arm's posture, nothing (to be)
+#: sent.
+NO_MOTION = "motion: no safe motion from the arm's current posture"
+
+
+def outcome(reached: bool, why: str, command: Command, stopped: str, position_error: float,
+            rotation_error: float = 0.0) -> tuple[bool, str]:  # fmt: skip
+    """An arm's (``reached``, ``reason``): reached only where the solver's answer reaches (``reached``) and its
+    commands went (a computation: would go) without a stop on the way; else why, never "": where it stopped
+    (``stopped``), the solver's reason (``why``), no safe motion (:data:`NO_MOTION`), or what is left of the
+    target (:func:`nao_ik.api.pose.off`)."""
+    if stopped:
+        return False, stopped
+    if not command.commands:
+        return False, why or NO_MOTION
+    if not reached:
+        return False, why or off(position_error, rotation_error)
+    return True, ""
 
 
 def _motion(command: Command, moved: bool) -> dict:
@@ -28,14 +52,16 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
           moved: bool, stopped: str = "", other: bool = False) -> dict:  # fmt: skip
     """A reach's (``reachTo`` ..., ``computeAngles``): ``sol`` a :class:`nao_ik.Solution`; ``stopped``: why the
     arm stopped on its way (:data:`~nao_ik.service.engine.ROBOT_PROTECTION`, or where it stays short), "" if
-    it did not; ``other``: the command is another exact solution of the target than the method's."""
+    it did not; ``other``: the command is another exact solution of the target than the method's; ``moved``: the
+    command was sent."""
+    reached, reason = outcome(sol.reached, str(sol.reason), command, stopped, float(sol.error))
     return {
         "arm": arm,
         "method": method,
         "target": list(target),
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached) and not stopped,
+        "reached": reached,
         "error": float(sol.error),
         "iterations": int(sol.iterations),
         "solveTimeMs": float(solve_ms),
@@ -46,12 +72,10 @@ def reach(arm: str, method: str, target: tuple, names: list, sol: Any, solve_ms:
         # method's own answer was replaced by the closest attainable pose.
         "shortfall": -1.0 if sol.shortfall is None else float(sol.shortfall),
         "refined": bool(sol.refined),
-        # Why the target is not reached ("" when it is): "out of reach", "joint limits", "collision: <part>",
-        # "robot collision protection" (the robot's own protection stopped the arm on its way), where the arm
-        # stays short of a posture on its way ("the LArm stopped ... short ..."), or why a sequence ended after a
-        # leg went ("<method> for <target>: collision: the <part> is now where the arm was going; nothing more
-        # sent", "... motion: ...", or the call's budget): the legs sent are in "via".
-        "reason": stopped or str(sol.reason),
+        # Why the target is not reached ("" when it is): the solver's ("out of reach", "joint limits",
+        # "collision: <part>", "not converged"), what is left ("position: 2.13 mm off"), no safe motion
+        # (NO_MOTION), or why the arm stopped on its way (:func:`outcome`): the legs sent are in "via".
+        "reason": reason,
         # The commands of the move: 1 direct; 2 or 3 when the direct motion would cross the body and the arm
         # is first swung out (a reach: those sent, fewer where a later call took the arm on the way);
         # 0 (computeAngles only) when no safe motion from the current posture exists.
@@ -74,7 +98,9 @@ def _via(command: Command) -> list:
 def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: float, command: Command,
          moved: bool, stopped: str = "") -> dict:  # fmt: skip
     """A pose reach's (``reachToPose`` ..., ``computePose``): ``sol`` a :class:`nao_ik.PoseSolution`; ``stopped``
-    as for :func:`reach`."""
+    and ``moved`` as for :func:`reach`."""
+    reached, reason = outcome(sol.reached, str(sol.reason), command, stopped, float(sol.position_error),
+                              float(sol.rotation_error))  # fmt: skip
     return {
         "arm": arm,
         "method": sol.method,
@@ -82,8 +108,8 @@ def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: 
         "axisMask": mask,
         "names": names,
         "angles": command.angles,
-        "reached": bool(sol.reached) and not stopped,
-        "reason": stopped or str(sol.reason),
+        "reached": reached,
+        "reason": reason,
         "error": float(sol.error),
         "positionError": float(sol.position_error),
         "orientationError": float(sol.rotation_error),
@@ -92,6 +118,7 @@ def pose(arm: str, position6d: Any, mask: int, names: list, sol: Any, solve_ms: 
         "clamped": command.clamped,
         **_motion(command, moved),
         "commands": len(command.commands),
+        "via": _via(command),
     }
 
 
@@ -102,10 +129,13 @@ def in_frame(answer: dict, frame: int, name: str, value: Any) -> dict:
 
 
 def path(arm: str, method: str, names: list, angles: list, errors: list, stopped: str, seconds: float,
-         completed: bool = False, via: list | None = None, plan: Any = None) -> dict:  # fmt: skip
+         completed: bool = False, via: list | None = None, plan: Any = None, slowed: list | None = None,
+         slowed_via: list | None = None) -> dict:  # fmt: skip
     """``trackPath``'s answer for the ``angles`` sent, of a path with these per-point ``errors``; ``via``: the
     postures the arm was swung through on its way to the first point (sent before it); ``plan``: the
-    :class:`nao_ik.recipes.path_plan.PathPlan` the angles came from (None: followed point by point)."""
+    :class:`nao_ik.recipes.path_plan.PathPlan` the angles came from (None: followed point by point);
+    ``slowed``: the points of the jumps sent like a reach (``slowAtJumps``), ``slowed_via`` the swung-out legs
+    sent before them (``{"point", "via"}`` maps)."""
     done = errors[: len(angles)] or errors[:1] or [0.0]
     return {
         "arm": arm,
@@ -122,19 +152,28 @@ def path(arm: str, method: str, names: list, angles: list, errors: list, stopped
         "planned": plan is not None,
         "planMs": 0.0 if plan is None else float(plan.seconds * 1e3),
         "jumps": [] if plan is None else [[int(j.index), float(j.radians)] for j in plan.jumps],
+        "slowed": [] if slowed is None else slowed,
+        "slowedVia": [] if slowed_via is None else slowed_via,
     }
 
 
 def both(names: list, angles: list, pair: Any, commands: list, collision: str, moved: bool, sent: int,
          legs: list, stopped: str = "") -> dict:  # fmt: skip
     """``reachBoth``'s: ``pair`` a :class:`nao_ik.recipes.both_arms.BothArms`, ``commands`` each arm's
-    :class:`~nao_ik.service.engine.Command`, ``legs`` the ten-joint postures of the move (its last one the
-    answer), ``sent`` how many of them were sent, ``stopped`` why the legs ended before the answer ("" if they
-    did not)."""
-    sides = {}
+    :class:`~nao_ik.service.engine.Command`, ``collision`` why the pair may not move ("" it may), ``moved``
+    whether a leg was sent, ``legs`` the ten-joint postures of the move (its last one the answer), ``sent`` how
+    many of them were sent, ``stopped`` why the legs ended before the answer ("" if they did not)."""
+    # Why the move did not go to its end ("" it did: moved, no leg stopped); reached needs that and both answers.
+    short = stopped or collision
+    went = bool(moved) and not short
+    sides, missed = {}, []
     for side, ans, c in zip(("left", "right"), (pair.left, pair.right), commands):
+        own = "" if ans.reached else ans.reason or off(ans.error, ans.orientation_error)
+        if own:
+            missed.append(f"{side}: {own}")
         sides[side] = {
-            "reached": bool(ans.reached),
+            "reached": bool(ans.reached) and went,
+            "reason": own or short,
             "error": float(ans.error),
             "orientationError": float(ans.orientation_error),
             "method": ans.method,
@@ -144,7 +183,10 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "names": names,
         "angles": angles,
         **sides,
-        "reached": bool(pair.left.reached and pair.right.reached) and not stopped,
+        "reached": went and not missed,
+        # Why not both arms reached ("" when they did): the pair's collision (nothing sent), why the legs ended
+        # on the way, or each arm's reason ("left: out of reach").
+        "reason": short or "; ".join(missed),
         "collision": collision,
         # Why the legs ended before the answer, the arms stopped on their way ("" when they did not): the
         # commands sent are counted in "commands".
@@ -152,10 +194,10 @@ def both(names: list, angles: list, pair: Any, commands: list, collision: str, m
         "moved": bool(moved),
         "jointChange": float(max(commands[0].change, commands[1].change)),
         "moveSeconds": float(max(commands[0].seconds, commands[1].seconds)),
-        # The ten-joint commands of the move (1 direct; more where the arms go in legs; those sent once it
-        # moved), and the legs' ends before the answer (those sent).
-        "commands": sent if moved else len(legs),
-        "via": [lq + rq for lq, rq in legs[:-1]][: sent if moved else None],
+        # The ten-joint commands sent (1 direct; more where the arms go in legs; 0 when nothing moved), and the
+        # legs' ends before the answer (those sent).
+        "commands": sent if moved else 0,
+        "via": [lq + rq for lq, rq in legs[:-1]][:sent] if moved else [],
     }
 
 
@@ -181,7 +223,8 @@ def grasp(arm: str, target: Any, approach: Any, failed: str, reason: str, shown:
             {
                 "step": s.name,
                 "target": [] if s.target is None else list(s.target),
-                "reached": bool(s.reached),
+                # A step of the plan that was not sent (nothing moved) is not reached.
+                "reached": bool(s.reached) and bool(moved),
                 "error": float(s.error),
                 "hand": -1.0 if s.hand is None else float(s.hand),
                 # The arm's commands for the step: its posture ([] if not sent: a hand step, or planned only)

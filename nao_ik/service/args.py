@@ -71,9 +71,10 @@ def _arm_target(side: str) -> Callable[[Any], tuple]:
             raise ValueError(
                 f"{side} must be a list [x, y, z] or a position6D [x, y, z, wx, wy, wz], got {validate.show(value)}"
             )
-        if len(value) == 3:
-            return validate.target(value)
-        return check_position6d(value)
+        try:
+            return validate.target(value) if len(value) == 3 else check_position6d(value)
+        except ValueError as e:
+            raise ValueError(f"{side}: {e}") from None
 
     return check
 

@@ -208,11 +208,8 @@ def _send(engine: Engine, arm: str, a: dict, job: Job, end: float, name: str, sp
         sent += 1
     stopped = failed or ((blocked[1] if blocked is not None and sent == blocked[0] else job.reason)
                          if sent < len(safe) else "")  # fmt: skip
-    answer = answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped,
-                          time.monotonic() - t0, completed and sent == len(safe), vias, plan)  # fmt: skip
-    answer["slowed"] = slowed
-    answer["slowedVia"] = jump_vias  # the swung-out legs sent before a slowed jump's point
-    return answer
+    return answers.path(arm, name, names, safe[:sent], [float(e) for e in errors], stopped, time.monotonic() - t0,
+                        completed and sent == len(safe), vias, plan, slowed, jump_vias)  # fmt: skip
 
 
 def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, speed: float, end: float) -> tuple:

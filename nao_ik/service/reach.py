@@ -5,7 +5,8 @@ Each function runs on a service thread with the call's decoded arguments ``a`` (
 and its deadline ``end`` (monotonic s). The library computes (:mod:`nao_ik.api.position`, :mod:`nao_ik.api.pose`,
 :mod:`nao_ik.recipes.pointing`, :mod:`nao_ik.recipes.reachability`, :mod:`nao_ik.api.all_solutions`); the engine reads
 the robot and sends (:mod:`nao_ik.service.engine`); :mod:`nao_ik.service.answers` builds the answer. With a job the
-arm is held and moved; without one (``computeAngles`` ...) nothing is held or sent.
+arm is held and moved (an answer within the body's margin is answered, not sent: :func:`inside`); without one
+(``computeAngles`` ...) nothing is held or sent.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
     """A reach; with a job, it takes the arm (stopping a path there) and sends the command."""
     name = position_method(a["method"])
     target = a["target"]
-    move = job is not None
     with engine.holding(arm, job, end) as (model, start):
         names = list(model.names)
         t0 = time.perf_counter()
         sol = solve(target, model, name, initial=start)
         solve_ms = (time.perf_counter() - t0) * 1e3
+        move = job is not None and not inside(model, sol)
         what = f"{name} for {target}"
         # A reached target's other exact solutions, nearest first: one of them goes where the answer's motion
         # would need legs or a wait (the same hand position, a different elbow).
@@ -63,7 +64,7 @@ def reach(engine: Engine, arm: str, a: dict, job: Job | None, end: float) -> dic
         error = float(np.linalg.norm(forward(model, command.angles) - np.asarray(target, dtype=float)))
         sol = sol._replace(angles=tuple(command.angles), error=error)
     engine.log.info(
-        f"{'reach' if move else 'compute'} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
+        f"{_verb(job, move)} {arm} {name} -> ({target[0]:.4f}, {target[1]:.4f}, {target[2]:.4f}) "
         f"reached={sol.reached} error={sol.error * 1e3:.3f}mm it={sol.iterations} {solve_ms:.2f}ms"
         f"{' (another solution, direct)' if other else ''}"
     )
@@ -78,20 +79,33 @@ def reach_pose(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
         method = resolve_method(method)
     else:
         method = validate.choice(method, POSE_METHODS, "pose method (axisMask 7 takes any position method)")
-    move = job is not None
     with engine.holding(arm, job, end) as (model, start):
         names = list(model.names)
         t0 = time.perf_counter()
         sol = solve_pose(pose, model, mask, initial=start, method=method)
         solve_ms = (time.perf_counter() - t0) * 1e3
+        move = job is not None and not inside(model, sol)
         what = f"{method} for {list(pose)}"
         command, stopped = _command(engine, model, sol.angles, start, move, end, what, a.get("fractionMaxSpeed"), job)
     engine.log.info(
-        f"{'reach' if move else 'compute'} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
+        f"{_verb(job, move)} pose {arm} {sol.method} mask={mask} reached={sol.reached} "
         f"position={sol.position_error * 1e3:.3f}mm orientation={math.degrees(sol.rotation_error):.3f}deg "
         f"{solve_ms:.2f}ms"
     )
     return answers.pose(arm, pose, mask, names, sol, solve_ms, command, move, stopped)
+
+
+def _verb(job: Job | None, move: bool) -> str:
+    """What the log calls a reach: sent, a computation, or a reach answered without a command."""
+    return "compute" if job is None else "reach" if move else "reach (within the body: not sent)"
+
+
+def inside(model: Any, sol: Any) -> bool:
+    """Whether a solver's answer is within the body's margin (a pose's, or a paper's approximation's, whose only
+    answers go through the body: not reached, ``reason`` ``"collision: <part>"``): it is answered, not sent, as
+    from a computation (the engine would refuse it)."""
+    return (not sol.reached and sol.reason.startswith("collision") and bool(model.body)
+            and clearance(model, model.clamp(sol.angles), model.body).distance < MARGIN - 1e-6)  # fmt: skip
 
 
 def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, end: float, what: str,

@@ -181,8 +181,9 @@ class NaoArmIK:
         ``angles`` (per point), ``errors`` (m, per point), ``completed``,
         ``rmsError``, ``seconds``, ``sent`` (commands sent), ``stopped`` (why
         it stopped early, ``""`` if it did not), ``planned`` (whether the
-        path was planned whole), ``planMs`` (the plan's time) and ``jumps``
-        (the planned jumps allowed: [point, radians] each).
+        path was planned whole), ``planMs`` (the plan's time), ``jumps``
+        (the planned jumps allowed: [point, radians] each), ``via``, ``slowed``
+        and ``slowedVia`` (``trackPathWithOptions``' ``slowAtJumps``).
         """
         a = self._decode("trackPath", (arm, points, method))
         return self._path("trackPath", a)
@@ -212,8 +213,11 @@ class NaoArmIK:
         ``axisMask`` (1..63: X 1, Y 2, Z 4, WX 8, WY 16, WZ 32) selects the
         components that count, as in ALMotion.setPositions; ``method`` one of
         the pose methods (any position method with axisMask 7), "" the
-        default. Answers like ``reachToWithArm`` plus ``position6D``,
-        ``axisMask``, ``positionError`` (m) and ``orientationError`` (rad).
+        default; its angles are radians within +-2 pi (a larger one is refused: degrees). Answers like
+        ``reachToWithArm`` (without ``shortfall``, ``refined``, ``otherSolution``) plus ``position6D``,
+        ``axisMask``, ``positionError`` (m) and ``orientationError`` (rad); not reached, ``reason`` says
+        why (what is left of the pose: ``"orientation: 35.5 degrees off"``). A pose whose only answers go
+        through the body is answered ``reached`` false, ``"collision: <part>"``, and not sent.
         """
         a = self._decode("reachToPose", (arm, position6D, axisMask, method))
         return self._submit("reachToPose", lambda job, end: reach.reach_pose(self._engine, a, job, end))
@@ -400,7 +404,8 @@ class NaoArmIK:
 
         Returns a map: ``arm``, ``frame``, ``target``, ``targetTorso``, ``pointed`` (a posture was found),
         ``miss`` (m, the target's distance from the forearm's line), ``reason`` ("" when pointed),
-        ``names``, ``angles``, ``moved``, ``jointChange``, ``moveSeconds``. Nothing moves when not pointed.
+        ``names``, ``angles``, ``moved``, ``jointChange``, ``moveSeconds``, ``waitMs``, ``checkMs``, ``commands``,
+        ``via``. Nothing moves when no posture points there.
         """
         a = self._decode("pointAt", (arm, x, y, z, frame))
         return self._submit("pointAt", lambda job, end: reach.point(self._engine, a, job, end))
@@ -417,9 +422,10 @@ class NaoArmIK:
 
         ``left`` and ``right``: ``[x, y, z]`` or a position6D ``[x, y, z, wx, wy, wz]`` (axisMask 63) each;
         ``method``: a position method for positions, a pose method for poses ("" the default). Returns a
-        map: ``names`` and ``angles`` (ten), ``left`` and ``right`` (``reached``, ``error``,
-        ``orientationError``, ``method``, ``clamped``), ``reached`` (both), ``collision`` ("" when the
-        pair is clear), ``moved``, ``jointChange``, ``moveSeconds``.
+        map: ``names`` and ``angles`` (ten), ``left`` and ``right`` (``reached``, ``reason``, ``error``,
+        ``orientationError``, ``method``, ``clamped``), ``reached`` (both arms', false where nothing moved),
+        ``reason`` ("" when reached), ``collision`` ("" when the pair is clear; else nothing is sent),
+        ``stopped``, ``moved``, ``jointChange``, ``moveSeconds``, ``commands``, ``via`` (docs/service.md).
         """
         a = self._decode("reachBoth", (left, right, method))
         return self._submit("reachBoth", lambda job, end: both.reach_both(self._engine, a, job, end))
@@ -432,7 +438,8 @@ class NaoArmIK:
 
     @qi.bind(_ANSWER, [qi.Dynamic])
     def openHand(self, arm: Any) -> Any:
-        """Open the arm's hand (LHand / RHand to 1); returns ``arm``, ``hand``, ``opening``, ``moveSeconds``."""
+        """Open the arm's hand (LHand / RHand to 1); returns ``arm``, ``hand``, ``opening``, ``moved``,
+        ``moveSeconds``."""
         a = self._decode("openHand", (arm,))
         return self._submit("openHand", lambda job, end: hands.set_hand(self._engine, a["arm"], OPEN, end))
 
@@ -458,7 +465,8 @@ class NaoArmIK:
         close, lift (3 cm up); every arm step is planned and checked like a reach before anything moves,
         and each waits until the robot got there. Returns a map: ``arm``, ``target``, ``approach``,
         ``completed``, ``failedStep`` ("" or the step that could not be done), ``reason``, ``steps``
-        (per step done: ``step``, ``target``, ``reached``, ``error``, ``hand``), ``moved``.
+        (per step sent, else per step planned: ``step``, ``target``, ``reached`` (false where not sent),
+        ``error``, ``hand``, ``angles``, ``via``), ``moved``.
         """
         a = self._decode("grasp", (arm, x, y, z, approach))
         return self._submit("grasp", lambda job, end: hands.grasp(self._engine, a, job, end), hands.GRASP_BUDGET)

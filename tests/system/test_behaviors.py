@@ -352,12 +352,19 @@ def test_reach_pose_box_turns_the_hand(awake):
 
 
 def test_reach_pose_box_reports_failures(awake):
-    # Turned where the arm cannot (outward: at wz +90 the best compromise puts the hand 7.6 mm from the head by the
-    # robot's measured shapes, within the margin: nothing is sent, and the box has no errors to report).
+    # Turned where the arm cannot: the box says what the service says is left of the pose.
     box = make_box("Reach Pose", awake.user, wait=False, wz=-90.0)
     start(box)
     name, (pos, rot, reason) = box.fired[-1]
-    assert name == "onFailed" and rot > 0.01 and "not reached" in reason
+    assert name == "onFailed" and rot > 0.01, box.fired
+    assert reason == f"not reached: orientation: {math.degrees(rot):.3g} degrees off"
+    # Turned outward (wz +90): the best compromise puts the hand 7.6 mm from the head by the robot's measured
+    # shapes, within the margin: nothing is sent, and the box says why at once (it waits for nothing).
+    inside = make_box("Reach Pose", awake.user, wz=90.0)
+    before = len(awake.moves())
+    start(inside)
+    name, (pos, rot, reason) = inside.fired[-1]
+    assert name == "onFailed" and reason == "not reached: collision: head" and len(awake.moves()) == before
     start(box, [0.1, "a", 0.1, 0, 0, 0])
     assert box.fired[-1][0] == "onFailed" and "bad pose" in box.fired[-1][1][2]
     bad = make_box("Reach Pose", awake.user, mask="everything")

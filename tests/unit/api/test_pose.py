@@ -281,6 +281,8 @@ def test_bad_axis_masks_are_refused(value, message):
         ([0.1, "a", 0.1, 0, 0, 0], "position6D y"),
         ("abcdef", "sequence"),
         ([2e6, 0, 0, 0, 0, 0], "within"),
+        ([0.1, 0.1, 0.1, 0, 0, 90.0], r"position6D wz 90.0 is beyond 2 pi: angles are radians .*, not degrees"),
+        ([0.1, 0.1, 0.1, -6.3, 0, 0], "position6D wx -6.3 is beyond 2 pi"),
     ],
 )
 def test_bad_position6d_is_refused(value, message):
@@ -298,3 +300,12 @@ def test_bad_weights_and_methods_are_refused():
         nao_ik.solve_pose(pose, "LArm", 63, method="fabrik")
     with pytest.raises(ValueError, match="unknown method"):
         nao_ik.solve_pose(pose, "LArm", 7, method="nope")
+
+
+def test_a_pose_not_reached_says_what_is_left():
+    pose = nao_ik.forward_pose([0.4, 0.5, -0.3, -0.9, 0.7], "LArm")
+    pose[5] += 0.5  # turned about z: not a pose the arm can take with that position
+    sol = nao_ik.solve_pose(pose, "LArm")
+    assert not sol.reached and sol.reason == f"orientation: {math.degrees(sol.rotation_error):.3g} degrees off"
+    assert nao_ik.solve_pose(pose, "LArm", 7).reason == ""  # the position alone is reached
+    assert nao_ik.solve_pose(pose, "LArm", rotation_tolerance=1.0).reason == ""  # within a looser tolerance
