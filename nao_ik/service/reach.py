@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..api.all_solutions import solve_all
-from ..api.pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from ..api.pose import POSE_METHODS, POSITION_MASK, check_pose_metres, forward_pose, solve_pose
 from ..api.position import resolve_method, solve
 from ..geometry.collision import clear_of_body, clearance
 from ..geometry.sampled import clear_by_move
@@ -127,7 +127,7 @@ def reach_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict
 def pose_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
     """:func:`reach_pose` to a position6D in ``a["frame"]``."""
     pose = pose_to_torso(a["position6D"], torso(engine, a["frame"], end))
-    validate.metres(pose, "position6D")
+    check_pose_metres(pose, a["axisMask"])
     answer = reach_pose(engine, dict(a, position6D=pose), job, end)
     return answers.in_frame(answer, a["frame"], "position6DInFrame", a["position6D"])
 
