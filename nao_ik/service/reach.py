@@ -30,6 +30,7 @@ from ..recipes.reachability import ClearCheck, is_reachable, nearest_reachable
 from . import answers
 from .engine import ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, left
 from .jobs import Job
+from .link import about
 
 DEFAULT_METHOD = "analytic"
 #: The body's check of isReachable and nearestReachable: it keeps an arm's configuration outside the body (the
@@ -101,7 +102,7 @@ def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, en
     try:
         return engine.command(model, angles, start, move, end, what, speed, job, others=others), ""
     except StoppedOnItsWay as e:
-        engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
+        engine.log.warning(f"reach {model.arm} stopped on its way", about(what, e))
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)
 
 
