@@ -167,7 +167,7 @@ def _run(
                 try:
                     r = ik.reachTo(*target, method)
                 except RuntimeError as e:  # a safety refusal: no certified way there from where the arm is
-                    print(f"{method}, {label}: refused, nothing sent: {str(e).split(': ', 1)[-1]}", flush=True)
+                    print(refused(label, str(e)), flush=True)
                     continue
                 rtt = (time.perf_counter() - t0) * 1e3
                 if viewer is not None:
@@ -202,6 +202,12 @@ def _run(
     if viewer is not None:
         print("view: closed", flush=True)
     return rows
+
+
+def refused(label: str, error: str) -> str:
+    """The line a refused reach prints: the service's reason without its type (the reason names the method and
+    the target, and says that nothing was sent)."""
+    return f"refused ({label}): {error.split(': ', 1)[-1]}"
 
 
 def progress(k: int, of: int, method: str, rows: Sequence[Reach], seconds: float) -> str:

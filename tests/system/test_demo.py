@@ -84,6 +84,12 @@ def test_enter_closes_the_view_on_a_terminal(tmp_path):
         os.close(master)
 
 
+def test_a_refusal_line_says_each_thing_once():
+    error = "RuntimeError: dls for (0.34, 0.1, 0.1): collision: torso; nothing sent"  # as the service words it
+    line = demo.refused("out of reach", error)
+    assert line == "refused (out of reach): dls for (0.34, 0.1, 0.1): collision: torso; nothing sent"
+
+
 #: ``nao-ik demo`` where matplotlib cannot be imported, as after a plain ``pip install .`` (no 'plot' extra).
 WITHOUT_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; from nao_ik.cli import main; sys.exit(main())"
 
