@@ -7,12 +7,15 @@ Library core (numpy only)::
     sol.angles, sol.reached, sol.error
     pose = nao_ik.solve_pose([0.15, 0.10, 0.10, 0.0, 0.0, 0.5], arm="LArm", axis_mask=63)
 
-The qi service lives in :mod:`nao_ik.service` (needs the ``qi`` package).
+ALMotion's frames (FRAME_TORSO, FRAME_WORLD, FRAME_ROBOT and the conversions to FRAME_TORSO) are
+``nao_ik.frames``, :mod:`nao_ik.kinematics.frames` by its short name. The qi service lives in
+:mod:`nao_ik.service` (needs the ``qi`` package).
 """
 
 from .api.all_solutions import AllSolutions, solve_all
 from .api.pose import POSE_METHODS, PoseSolution, forward_pose, solve_pose
 from .api.position import METHODS, forward, solve, solve_batch
+from .kinematics import frames
 from .model.arm import ARMS, ArmModel, arm_model
 from .recipes.path_plan import Jump, PathPlan, plan_path
 from .solvers import BatchSolution, Solution
@@ -31,6 +34,7 @@ __all__ = [
     "arm_model",
     "forward",
     "forward_pose",
+    "frames",
     "plan_path",
     "solve",
     "solve_all",

@@ -96,6 +96,7 @@ def solve_all(
     """
     model = resolve_arm(arm)
     t = np.asarray(validate.target(target))
+    validate.metres(t)
     wrist = validate.number(wrist, "wrist")
     step = math.radians(validate.positive(step_deg, "step_deg"))
     intervals, samples = [], []

@@ -155,6 +155,13 @@ def off(position_error: float, rotation_error: float, tolerance: float = DEFAULT
     return ", ".join(parts) or f"position: {position_error * 1e3:.3g} mm off"
 
 
+def check_pose_metres(pose: Sequence[float], mask: int) -> None:
+    """Refuse a position6D whose position counts (the axisMask selects x, y and z) and lies where no arm reaches
+    by over a metre (:func:`nao_ik.model.validate.metres`); the components a mask leaves free may hold anything."""
+    if mask & POSITION_MASK == POSITION_MASK:
+        validate.metres(pose, "position6D")
+
+
 def forward_pose(angles: Sequence[float], arm: ArmLike = "LArm") -> list[float]:
     """The hand's position6D ``[x, y, z, wx, wy, wz]`` for five joint angles (FRAME_TORSO, Rz*Ry*Rx)."""
     return _forward_pose(resolve_arm(arm), validate.vector(angles, 5, "angles"))
@@ -192,7 +199,8 @@ def solve_pose(
         not reached, ``reason`` says why (never ``""``).
 
     Raises:
-        ValueError: a malformed argument (an angle beyond 2 pi: degrees), unknown arm or method.
+        ValueError: a malformed argument (an angle beyond 2 pi: degrees), unknown arm or method; a position that
+            counts and that no arm reaches by over a metre (:func:`check_pose_metres`: coordinates are metres).
     """
     model = resolve_arm(arm)
     sol = _solve_pose(model, position6d, axis_mask, initial, method, weights, tolerance, rotation_tolerance)
@@ -231,6 +239,7 @@ def _solve_pose(model: ArmModel, position6d: Sequence[float], axis_mask: int, in
         and tolerance == DEFAULT_TOLERANCE and rotation_tolerance == DEFAULT_ROTATION_TOLERANCE
     ):  # fmt: skip
         # The common call, a full pose with the defaults: the closed form at once (the start is only checked).
+        check_pose_metres(pose, FULL_MASK)
         if initial is not None:
             _start(model, initial)
         exact = _exact(model, pose[:3], rotation_from_angles(pose[3], pose[4], pose[5]), tolerance,
@@ -239,6 +248,7 @@ def _solve_pose(model: ArmModel, position6d: Sequence[float], axis_mask: int, in
             q, pos, rot = exact
             return _tuple_new(PoseSolution, (q, _names(model), True, pos, 0, method, model.arm, (), pos, rot, ""))
     mask = check_axis_mask(axis_mask)
+    check_pose_metres(pose, mask)
     tol = validate.positive(tolerance, "tolerance")
     rtol = validate.positive(rotation_tolerance, "rotation_tolerance")
     if mask == POSITION_MASK:

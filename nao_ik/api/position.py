@@ -80,10 +80,12 @@ def solve(
         False`` and a ``reason``.
 
     Raises:
-        ValueError: a malformed or non-finite argument, unknown arm or method.
+        ValueError: a malformed or non-finite argument, unknown arm or method; a target no arm reaches by over
+            a metre (:func:`nao_ik.model.validate.metres`: coordinates are metres).
     """
     model = resolve_arm(arm)
     t = validate.target(target)
+    validate.metres(t)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
     q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
     run = run_single(spec, model, t, q0, tol, cap, continuous=initial is not None)
@@ -124,7 +126,8 @@ def solve_batch(
         A :class:`BatchSolution` of arrays.
 
     Raises:
-        ValueError: wrong shapes, non-finite values, unknown arm or method.
+        ValueError: wrong shapes, non-finite values, unknown arm or method; targets no arm reaches by over a
+            metre, the first few by row (:func:`nao_ik.model.validate.metres`: coordinates are metres).
     """
     model = resolve_arm(arm)
     spec, tol, cap = _settings(model, method, tolerance, max_iterations)
@@ -133,6 +136,7 @@ def solve_batch(
     if far.any():
         row, col = np.argwhere(far)[0]
         raise ValueError(f"targets[{row}, {col}] must be within +-{validate.MAX_COORDINATE:g} m, got {t[row, col]!r}")
+    validate.metres(t, "targets")
     n = t.shape[0]
     if initial is None:
         q0 = np.tile(np.asarray(model.neutral), (n, 1))

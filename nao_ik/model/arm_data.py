@@ -66,13 +66,25 @@ LONGEST_REACH = UPPER_ARM_LENGTH + ELBOW_OFFSET_Y + math.hypot(LOWER_ARM_LENGTH 
 UNIT_SLIP = 1.0
 
 
+def shoulder_distance(x, y, z):
+    # type: (float, float, float) -> float
+    """How far a FRAME_TORSO point is from the nearer shoulder, metres (numbers, or numpy arrays element-wise)."""
+    return (x * x + (abs(y) - SHOULDER_OFFSET_Y) ** 2 + (z - SHOULDER_OFFSET_Z) ** 2) ** 0.5
+
+
+def slipped(x, y, z):
+    # type: (float, float, float) -> bool
+    """Whether a FRAME_TORSO point lies farther from the nearer shoulder than LONGEST_REACH + UNIT_SLIP: no
+    arm reaches it by over UNIT_SLIP, so it cannot be meant in metres (numbers, or numpy arrays element-wise)."""
+    return shoulder_distance(x, y, z) > LONGEST_REACH + UNIT_SLIP
+
+
 def unit_slip(x, y, z, label):
     # type: (float, float, float, str) -> str
-    """Why a FRAME_TORSO point cannot be meant in metres ("" if it can): it lies farther from the nearer
-    shoulder than LONGEST_REACH + UNIT_SLIP."""
-    d = math.sqrt(x * x + (abs(y) - SHOULDER_OFFSET_Y) ** 2 + (z - SHOULDER_OFFSET_Z) ** 2)
-    if d <= LONGEST_REACH + UNIT_SLIP:
+    """Why a FRAME_TORSO point cannot be meant in metres ("" if it can: not :func:`slipped`)."""
+    if not slipped(x, y, z):
         return ""
+    d = shoulder_distance(x, y, z)
     return (
         "%s (%g, %g, %g) is %.4g m from the shoulder, %.4g m beyond any arm's reach: coordinates are metres "
         "(FRAME_TORSO), not millimetres" % (label, x, y, z, d, d - LONGEST_REACH)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .arm import ARMS
-from .arm_data import unit_slip
+from .arm_data import slipped, unit_slip
 
 
 def number(value: Any, name: str) -> float:
@@ -76,17 +76,32 @@ def target_coordinate(value: Any, label: str) -> float:
 
 
 def metres(points: Any, label: str = "target") -> None:
-    """Refuse FRAME_TORSO points (one, or a list; a position6D counts by its x, y, z) that no arm reaches by
-    over a metre (:func:`nao_ik.model.arm_data.unit_slip`): millimetres sent for metres.
+    """Refuse FRAME_TORSO points that no arm reaches by over a metre (:func:`nao_ik.model.arm_data.unit_slip`):
+    millimetres sent for metres. ``points`` is one point (a position6D counts by its x, y, z) or rows of them (a
+    list, an (N, 3) or (N, 6) array), checked all at once.
 
     Raises:
-        ValueError: naming the first such point and saying that coordinates are metres.
+        ValueError: in one line, the first such point, that coordinates are metres, and for rows the indices of
+            the first few such rows and how many there are.
     """
-    rows = points if len(points) and isinstance(points[0], (list, tuple, np.ndarray)) else [points]
-    for i, p in enumerate(rows):
-        why = unit_slip(float(p[0]), float(p[1]), float(p[2]), label if rows is not points else f"{label}[{i}]")
+    if len(points) == 0:
+        return
+    if not isinstance(points[0], (list, tuple, np.ndarray)):  # one point
+        why = unit_slip(float(points[0]), float(points[1]), float(points[2]), label)
         if why:
             raise ValueError(why)
+        return
+    a = np.asarray(points, dtype=float)
+    rows = np.flatnonzero(slipped(a[:, 0], a[:, 1], a[:, 2]))
+    if rows.size:
+        i = int(rows[0])
+        shown = ", ".join(str(r) for r in rows[:SHOWN_ROWS]) + (", ..." if rows.size > SHOWN_ROWS else "")
+        why = unit_slip(float(a[i, 0]), float(a[i, 1]), float(a[i, 2]), f"{label}[{i}]")
+        raise ValueError(f"{why}; rows that far off: {shown} ({rows.size} of {len(a)})")
+
+
+#: Row indices a refusal of rows lists (then "...").
+SHOWN_ROWS = 5
 
 
 def arm(value: Any) -> str:

@@ -120,6 +120,7 @@ def plan_grasp(
     """
     model = resolve_arm(arm)
     t = validate.target(target)
+    validate.metres(t)
     a = approach_direction(approach)
     q = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
     points = {

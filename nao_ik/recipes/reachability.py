@@ -82,6 +82,7 @@ def is_reachable(
     """
     model = resolve_arm(arm)
     t = validate.target(target)
+    validate.metres(t)
     wrist = validate.number(wrist, "wrist")
     intervals, dexterity, q = _allowed(model, t, wrist, clear)
     if q is None:
@@ -112,6 +113,7 @@ def nearest_reachable(
     """
     model = resolve_arm(arm)
     t = validate.target(target)
+    validate.metres(t)
     q0 = model.neutral if initial is None else model.clamp(validate.vector(initial, 5, "initial"))
     found = is_reachable(t, model, q0[4], clear)
     if found.reachable:

@@ -60,22 +60,27 @@ def reach(target: Sequence[float], model: ArmModel, initial: Sequence[float] | N
 
 
 def validate_points(points: Any) -> np.ndarray:
-    """A path: a list of 1..MAX_POINTS targets [x, y, z]."""
+    """A path: a list of 1..MAX_POINTS targets [x, y, z], none that no arm reaches by over a metre
+    (:func:`nao_ik.model.validate.metres`)."""
     if isinstance(points, (str, bytes)) or not hasattr(points, "__len__"):
         raise ValueError(f"points must be a list of [x, y, z] targets, got {points!r:.60}")
     if not 1 <= len(points) <= MAX_POINTS:
         raise ValueError(f"points must hold 1 to {MAX_POINTS} targets, got {len(points)}")
+    path = None
     if isinstance(points, np.ndarray) and points.dtype.kind == "f" and points.shape[1:] == (3,):
         # A float array (a caller's own path): the same checks on all points at once.
         if np.isfinite(points).all() and (np.abs(points) <= validate.MAX_COORDINATE).all():
-            return points.astype(float)
-    out = []
-    for i, p in enumerate(points):
-        try:
-            out.append(validate.target(p))
-        except ValueError as e:
-            raise ValueError(f"points[{i}]: {e}") from None
-    return np.array(out)
+            path = points.astype(float)
+    if path is None:
+        out = []
+        for i, p in enumerate(points):
+            try:
+                out.append(validate.target(p))
+            except ValueError as e:
+                raise ValueError(f"points[{i}]: {e}") from None
+        path = np.array(out)
+    validate.metres(path, "points")
+    return path
 
 
 def track_path(

@@ -27,7 +27,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..api.pose import check_axis_mask, check_position6d
+from ..api.pose import check_axis_mask, check_pose_metres, check_position6d
 from ..kinematics.frames import FRAME_TORSO, check_frame
 from ..model import validate
 from ..recipes.grasp import approach_direction
@@ -179,7 +179,10 @@ def decode(method: str, values: tuple) -> dict[str, Any]:
 
 def in_metres(args: dict[str, Any]) -> None:
     """Refuse the FRAME_TORSO targets among decoded arguments that no arm reaches by over a metre
-    (:func:`nao_ik.model.validate.metres`): millimetres sent for metres."""
-    for name in ("target", "position6D", "left", "right", "points"):
+    (:func:`nao_ik.model.validate.metres`; a pose's position where its axisMask counts it): millimetres sent
+    for metres."""
+    for name in ("target", "left", "right", "points"):
         if name in args:
             validate.metres(args[name], name)
+    if "position6D" in args:
+        check_pose_metres(args["position6D"], args["axisMask"])

@@ -14,7 +14,7 @@ from ..recipes.grasp import plan_grasp
 from . import answers
 from .engine import Engine, StoppedOnItsWay, check_motors, left
 from .jobs import Job
-from .link import reply_limits
+from .link import about, reply_limits
 from .reach import DEFAULT_METHOD
 
 #: A grasp's extra budget (five steps, each waiting until the robot got there), seconds.
@@ -79,13 +79,13 @@ def grasp(engine: Engine, a: dict, job: Job, end: float) -> dict:
                         engine.wait_arrival(list(model.names), command.angles, command.seconds, job, end, arm)
                         current = command.angles
                 except StoppedOnItsWay as e:  # legs of the step went, then the arm stopped on its way
-                    moved, failed, reason = True, step.name, f"{step.name}: {e}"
+                    moved, failed, reason = True, step.name, about(step.name, e)
                     # What it was sent: the legs that went (the engine's partial), or the whole step's command
                     # where the robot stopped the arm on its way to it.
                     done.append((step._replace(reached=False), e.partial or command))
                     break
                 except RuntimeError as e:
-                    failed, reason = step.name, f"{step.name}: {e}"
+                    failed, reason = step.name, about(step.name, e)
                     if command is not None and command.commands:  # sent, then the wait for it failed
                         done.append((step._replace(reached=False), command))
                     break

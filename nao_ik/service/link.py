@@ -226,3 +226,9 @@ def first_line(e: Any) -> str:
     """An exception's message's first line (its type's name where it has none): a one-line reason."""
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
+
+
+def about(what: str, e: Any) -> str:
+    """``"<what>: <first line of e>"``, ``what`` once: the engine's messages may start with it already."""
+    line = first_line(e)
+    return line if line.startswith(f"{what}: ") else f"{what}: {line}"

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..api.all_solutions import solve_all
-from ..api.pose import POSE_METHODS, POSITION_MASK, forward_pose, solve_pose
+from ..api.pose import POSE_METHODS, POSITION_MASK, check_pose_metres, forward_pose, solve_pose
 from ..api.position import resolve_method, solve
 from ..geometry.collision import clear_of_body, clearance
 from ..geometry.sampled import clear_by_move
@@ -31,6 +31,7 @@ from ..recipes.reachability import ClearCheck, is_reachable, nearest_reachable
 from . import answers
 from .engine import ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, left
 from .jobs import Job
+from .link import about
 
 DEFAULT_METHOD = "analytic"
 #: The body's check of isReachable and nearestReachable: it keeps an arm's configuration outside the body (the
@@ -115,7 +116,7 @@ def _command(engine: Engine, model: Any, angles: Any, start: Any, move: bool, en
     try:
         return engine.command(model, angles, start, move, end, what, speed, job, others=others), ""
     except StoppedOnItsWay as e:
-        engine.log.warning(f"reach {model.arm} stopped on its way", f"{what}: {e}")
+        engine.log.warning(f"reach {model.arm} stopped on its way", about(what, e))
         return e.partial, ROBOT_PROTECTION if isinstance(e, RobotProtection) else str(e)
 
 
@@ -141,7 +142,7 @@ def reach_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict
 def pose_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
     """:func:`reach_pose` to a position6D in ``a["frame"]``."""
     pose = pose_to_torso(a["position6D"], torso(engine, a["frame"], end))
-    validate.metres(pose, "position6D")
+    check_pose_metres(pose, a["axisMask"])
     answer = reach_pose(engine, dict(a, position6D=pose), job, end)
     return answers.in_frame(answer, a["frame"], "position6DInFrame", a["position6D"])
 

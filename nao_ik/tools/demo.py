@@ -75,10 +75,11 @@ def run_demo(
     latency_ms: float = 0.0,
     stdin: IO[str] | None = None,
 ) -> list[Reach]:
-    """Run the demo; print the table; write ``demo.png`` and ``demo.md`` into ``out_dir``.
+    """Run the demo; print a line per method as it goes, then the table; write ``demo.md`` and (with matplotlib)
+    ``demo.png`` into ``out_dir``.
 
     Args:
-        out_dir: where ``demo.png`` and ``demo.md`` go.
+        out_dir: where ``demo.md`` and ``demo.png`` go.
         methods: the methods to run (default: all).
         speed: fractionMaxSpeed of the simulated motions.
         view_port: if given, serve the live view (:mod:`nao_ik.tools.view`) on this port while the demo runs
@@ -146,7 +147,8 @@ def _run(
         ik = user.service("NaoArmIK")
         motion = user.service("ALMotion")
         closing.callback(motion.rest)
-        print(f"simulated robot at {robot.url}; NaoArmIK registered; methods: {', '.join(ik.getMethods())}")
+        print(f"simulated robot at {robot.url}; NaoArmIK registered; methods: {', '.join(ik.getMethods())}",
+              flush=True)  # fmt: skip
         viewer = None
         if view_port is not None:
             from .view.viewer import Viewer, ViewOptions
@@ -156,13 +158,16 @@ def _run(
             print(f"view: {viewer.url}  (open it in a browser while the demo runs)", flush=True)
         motion.wakeUp()
         ik.setSpeed(speed)
-        for method in methods:
+        print(f"reaching {len(TARGETS)} targets with each of {len(methods)} method(s), a line per method; "
+              "the table comes at the end", flush=True)  # fmt: skip
+        for k, method in enumerate(methods):
+            t_method, done = time.perf_counter(), len(rows)
             for label, target in TARGETS:
                 t0 = time.perf_counter()
                 try:
                     r = ik.reachTo(*target, method)
                 except RuntimeError as e:  # a safety refusal: no certified way there from where the arm is
-                    print(f"{method}, {label}: refused, nothing sent: {str(e).split(': ', 1)[-1]}", flush=True)
+                    print(refused(label, str(e)), flush=True)
                     continue
                 rtt = (time.perf_counter() - t0) * 1e3
                 if viewer is not None:
@@ -184,8 +189,12 @@ def _run(
                         list(r["angles"]),
                     )
                 )
+            print(progress(k, len(methods), method, rows[done:], time.perf_counter() - t_method), flush=True)
         # What a call costs against one robot round trip, measured in the same run, the reaches at the
         # service's default speed (the demo's own moves are faster) like nao-ik loadtest's.
+        if rounds > 0:
+            print(f"timing {rounds} rounds of single calls against ALMotion.getAngles (--rounds 0 leaves it out)",
+                  flush=True)  # fmt: skip
         costs = measure(ik, motion, rounds) if rounds > 0 else []
         report(rows, methods, costs, latency_ms, out_dir)
         if viewer is not None:
@@ -193,6 +202,18 @@ def _run(
     if viewer is not None:
         print("view: closed", flush=True)
     return rows
+
+
+def refused(label: str, error: str) -> str:
+    """The line a refused reach prints: the service's reason without its type (the reason names the method and
+    the target, and says that nothing was sent)."""
+    return f"refused ({label}): {error.split(': ', 1)[-1]}"
+
+
+def progress(k: int, of: int, method: str, rows: Sequence[Reach], seconds: float) -> str:
+    """The line the demo prints once a method's reaches are done (the ``k``-th of ``of``, from 0)."""
+    reached = sum(r.reached for r in rows)
+    return f"[{k + 1}/{of}] {method}: {reached} of {len(TARGETS)} targets reached, {seconds:.1f} s"
 
 
 def _unregister(session: Any, sid: int) -> None:
@@ -290,7 +311,8 @@ def _wait_for_enter(stdin: IO[str], seconds: float | None) -> str:
 
 
 def report(rows: Sequence[Reach], methods: Sequence[str], costs: Sequence, latency_ms: float, out_dir: str) -> None:
-    """Print the table and the costs; write ``demo.png`` and ``demo.md`` into ``out_dir``."""
+    """Print the table and the costs; write ``demo.md`` and, where matplotlib is installed (the 'plot' extra),
+    ``demo.png`` into ``out_dir`` (else say in one line how to get it)."""
     table = format_table(rows)
     reach_med = statistics.median(r.round_trip_ms for r in rows)
     summary = f"median reachTo round trip over qi in the table: {reach_med:.2f} ms"
@@ -301,10 +323,16 @@ def report(rows: Sequence[Reach], methods: Sequence[str], costs: Sequence, laten
     print()
     print(summary)
     os.makedirs(out_dir, exist_ok=True)
-    png = os.path.join(out_dir, "demo.png")
-    draw(rows, methods, png)
     with open(os.path.join(out_dir, "demo.md"), "w", encoding="utf-8") as fh:
         fh.write(table + "\n\n" + summary + "\n")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(f"picture: not drawn, it needs matplotlib (the 'plot' extra): pip install matplotlib (the table: "
+              f"{out_dir}/demo.md)", flush=True)  # fmt: skip
+        return
+    png = os.path.join(out_dir, "demo.png")
+    draw(rows, methods, png)
     print(f"picture: {png}", flush=True)
 
 

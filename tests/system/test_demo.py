@@ -84,6 +84,44 @@ def test_enter_closes_the_view_on_a_terminal(tmp_path):
         os.close(master)
 
 
+def test_a_refusal_line_says_each_thing_once():
+    error = "RuntimeError: dls for (0.34, 0.1, 0.1): collision: torso; nothing sent"  # as the service words it
+    line = demo.refused("out of reach", error)
+    assert line == "refused (out of reach): dls for (0.34, 0.1, 0.1): collision: torso; nothing sent"
+
+
+#: ``nao-ik demo`` where matplotlib cannot be imported, as after a plain ``pip install .`` (no 'plot' extra).
+WITHOUT_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; from nao_ik.cli import main; sys.exit(main())"
+
+
+def test_without_matplotlib_the_demo_prints_progress_then_its_table_and_how_to_get_the_picture(tmp_path):
+    """Each line as it comes (a pipe, as a user's tee or CI has it): the progress lines arrive while the reaches
+    run, not all at the exit; the table and demo.md are there; the picture's absence is one line saying how."""
+    cmd = [sys.executable, "-c", WITHOUT_MATPLOTLIB, "demo", "--methods", "dls", "--rounds", "0", "--out",
+           str(tmp_path)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=ENV)  # fmt: skip
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    try:
+        came = [(time.monotonic(), line) for line in proc.stdout]
+        err = proc.stderr.read()
+        proc.wait()
+    finally:
+        watchdog.cancel()
+    out = "".join(line for _, line in came)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert _in_order(out, "reaching 6 targets with each of 1 method(s)", "[1/1] dls: ", "| dls | in front, left |",
+                     "picture: not drawn, it needs matplotlib")  # fmt: skip
+    when = {key: next(t for t, line in came if line.startswith(key)) for key in ("reaching ", "[1/1] dls: ")}
+    assert when["[1/1] dls: "] - when["reaching "] > 1.0  # six reaches apart: printed as they happened
+    hint = "picture: not drawn, it needs matplotlib (the 'plot' extra): pip install matplotlib"
+    assert [line for _, line in came if "matplotlib" in line] == [f"{hint} (the table: {tmp_path}/demo.md)\n"]
+    assert "| dls | in front, left |" in (tmp_path / "demo.md").read_text(encoding="utf-8")
+    assert not (tmp_path / "demo.png").exists()
+
+
 #: What the legend says of each thing drawn (written out here, not taken from the module).
 LEGEND = {
     "arm reached": "arm at a reached target (within 0.1 mm)",

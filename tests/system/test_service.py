@@ -273,6 +273,12 @@ def test_millimetres_for_metres_are_refused_in_one_line(awake, name, args):
     assert awake.moves() == []
 
 
+def test_a_pose_position_its_axis_mask_leaves_free_is_not_refused(awake):
+    """The library's rule (nao_ik.api.pose.check_pose_metres): orientation only, the position may hold anything."""
+    r = awake.ik.computePose("LArm", [150.0, 120.0, 80.0, 0.0, 0.0, 0.0], 56, "")
+    assert r["arm"] == "LArm" and len(r["angles"]) == 5
+
+
 def test_a_refusal_is_one_line_without_the_servers_stack(awake):
     with pytest.raises(RuntimeError) as e:
         awake.ik.reachToWithArm("Head", 0.15, 0.12, 0.08, "")

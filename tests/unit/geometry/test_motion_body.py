@@ -326,10 +326,11 @@ def test_a_sequence_whose_arm_stays_short_of_its_via_ends_at_once_with_the_reaso
 ACROSS = [-0.193, -0.577, 0.115, 1.453, 0.0]
 
 
-def test_a_sequence_whose_goal_the_other_arm_takes_meanwhile_ends_with_what_was_sent(awake):
+def test_a_sequence_whose_goal_the_other_arm_takes_meanwhile_ends_with_what_was_sent(awake, mocker):
     """Another client sends the RArm to where the LArm is going once the LArm's first leg went: the reach answers
     not reached, with the leg sent and why (the robot has moved: the caller must learn what it was sent), and
-    sends nothing more; the arms do not meet."""
+    sends nothing more; the arms do not meet. The service's warning says so once, what was sent named once."""
+    warned = mocker.spy(awake.service._engine.log, "warning")
     left, right = arm_model("LArm"), arm_model("RArm")
     names = list(left.names)
     _put(awake, names, CROSSING_START)
@@ -341,6 +342,7 @@ def test_a_sequence_whose_goal_the_other_arm_takes_meanwhile_ends_with_what_was_
     assert not r["reached"] and r["moved"] and r["commands"] == 1 and len(r["via"]) == 1, r
     assert re.fullmatch(r"analytic for .*: collision: the other arm is now where the arm was going; nothing more "
                         r"sent", r["reason"]), r["reason"]  # fmt: skip
+    assert [c.args for c in warned.call_args_list] == [("reach LArm stopped on its way", r["reason"])]
     sent = [m["angles"] for m in awake.moves()[before:]]
     assert sent == [r["via"][0], ACROSS]  # the leg the answer names, the other client's: nothing more
     awake.wait_still(names, 30)

@@ -67,7 +67,7 @@ def test_batch_reaches_the_same_targets(method, arm):
 @pytest.mark.parametrize("arm", ARMS)
 @given(
     direction=st.lists(st.floats(-1.0, 1.0), min_size=3, max_size=3).filter(lambda v: np.linalg.norm(v) > 0.1),
-    distance=st.floats(0.23, 5.0),
+    distance=st.floats(0.23, 1.2),  # farther than any arm reaches by over a metre: refused (test_metres.py)
 )
 def test_unreachable_targets_give_closest_pose_not_exception(method, arm, direction, distance):
     model = arm_model(arm)
