@@ -18,6 +18,13 @@ settings.load_profile("soak" if os.environ.get("NAO_IK_SOAK") else "test")
 pytest_plugins = ["tests.qi_fixtures"]
 
 
+@pytest.fixture(autouse=True)
+def _kept_apart(tmp_path, monkeypatch):
+    """Each test's services keep their state (the speed a caller set, nao_ik.service.kept) in a folder of its own:
+    a simulated robot of another test on the same port is another robot."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+
+
 def pytest_sessionfinish(session):
     """In a pytest-xdist worker: hand the figures this worker collected to the controller."""
     from tests import report

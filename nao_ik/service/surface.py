@@ -63,6 +63,7 @@ from . import both, hands, paths, reach
 from .args import decode
 from .engine import CYCLE, Engine
 from .jobs import Job
+from .kept import Kept
 from .link import MOTION_TIMEOUT
 from .log import ServiceLog
 from .methods import publish
@@ -71,6 +72,8 @@ _private = qi.nobind  # helpers are not published over qi
 
 LOG_CATEGORY = "nao_ik.NaoArmIK"
 DEFAULT_SPEED = 0.2
+#: The name the service registers under (a second instance on the same robot takes another).
+SERVICE_NAME = "NaoArmIK"
 #: Seconds a call may take, from its arrival to its answer (a path: plus its budget per point, :mod:`.paths`).
 CALL_BUDGET = 10.0
 
@@ -108,12 +111,15 @@ class NaoArmIK:
         call_budget: float = CALL_BUDGET,
         path_compute_budget: float = paths.PATH_COMPUTE_BUDGET,
         body: bool = True,
+        name: str = SERVICE_NAME,
     ):
-        speed = validate.speed(speed)
+        self._configured = validate.speed(speed)
         budget = validate.positive(call_budget, "call_budget")
         self._path_compute = validate.positive(path_compute_budget, "path_compute_budget")
         timeout = validate.positive(motion_timeout, "motion_timeout")
         self._log = ServiceLog(LOG_CATEGORY)
+        self._kept = Kept(_robot_id(session, timeout), name)  # the speed a caller set, across restarts
+        speed = self._kept.speed(self._configured)
         self._engine = Engine(session, speed, timeout, budget, bool(body), self._log)
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
         self._closing = threading.Event()
@@ -266,8 +272,10 @@ class NaoArmIK:
 
     @qi.bind(qi.Void, [qi.Dynamic])
     def setSpeed(self, fraction: Any) -> None:
-        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]."""
+        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]; kept across the service's
+        restarts on this robot (:mod:`nao_ik.service.kept`)."""
         self._engine.speed = self._decode("setSpeed", (fraction,))["fraction"]
+        self._kept.set_speed(self._configured, self._engine.speed)
 
     @qi.bind(qi.Double, [])
     def getSpeed(self) -> float:
@@ -486,16 +494,28 @@ def _side(target: tuple) -> str:
     return ARMS[0] if target[1] >= 0.0 else ARMS[1]
 
 
-def register(session: Any, speed: float = DEFAULT_SPEED, **options: Any) -> tuple[NaoArmIK, int]:
-    """Create the service and register it as ``NaoArmIK`` on the session.
+def register(session: Any, speed: float = DEFAULT_SPEED, name: str = SERVICE_NAME,
+             **options: Any) -> tuple[NaoArmIK, int]:  # fmt: skip
+    """Create the service and register it as ``name`` (default ``NaoArmIK``) on the session.
 
     Args:
         session: the robot's session.
         speed: default fraction of maximum speed.
+        name: the name callers find it by.
         options: ``motion_timeout``, ``call_budget`` (see :class:`NaoArmIK`).
 
     Returns:
         The service object and its service id.
     """
-    service = NaoArmIK(session, speed, **options)
-    return service, session.registerService("NaoArmIK", service)
+    service = NaoArmIK(session, speed, name=name, **options)
+    return service, session.registerService(name, service)
+
+
+def _robot_id(session: Any, timeout: float) -> str:
+    """What identifies the robot the session is connected to, for what the service keeps across its restarts: its
+    service directory's URL and its machine id (where it answers within ``timeout``)."""
+    try:
+        machine = session.service("ServiceDirectory", _async=True).value(int(timeout * 1000)).machineId()
+    except Exception:  # noqa: BLE001 (any failure of libqi's: the URL alone then)
+        machine = ""
+    return f"{session.url()} {machine}"

@@ -276,6 +276,10 @@ def test_serve_reconnects_when_the_robot_session_drops():
     thread.start()
     try:
         _wait(lambda: len(registered) == 1)
+        user = qi.Session()
+        user.connect(url)
+        user.service("NaoArmIK").setSpeed(0.05)  # a caller's speed, which the new registration keeps
+        user.close()
         robot.close()  # the robot's NAOqi goes away...
         time.sleep(1.0)
         t0 = time.monotonic()
@@ -286,6 +290,7 @@ def test_serve_reconnects_when_the_robot_session_drops():
         user.connect(url)
         user.service("ALMotion").wakeUp()
         assert user.service("NaoArmIK").reachTo(0.15, 0.12, 0.08, "fabrik")["reached"]
+        assert user.service("NaoArmIK").getSpeed() == 0.05
         user.close()
     finally:
         stop.set()

@@ -330,3 +330,25 @@ def test_another_almotion_user_between_reaches():
     )
     assert reached >= 0.9 * ROUNDS, reached
     assert differ == [] and over == 0 and stops == [], (differ, stops)
+
+
+def test_a_restarted_service_keeps_the_speed_a_caller_set():
+    """setSpeed holds across a restart of the service on the same robot (a new service object, as a new worker or a
+    reconnection makes) and its commands go at it; a second instance under another name keeps its own."""
+    from nao_ik.service import register
+
+    s = Stack()
+    try:
+        s.motion.wakeUp()
+        s.ik.setSpeed(0.05)
+        s.service.close()
+        s.server.unregisterService(s.service_id)
+        s.service, s.service_id = register(s.server)  # the service again, on the same robot
+        ik = s.user.service("NaoArmIK")
+        assert ik.getSpeed() == 0.05
+        assert ik.reachTo(0.15, 0.12, 0.08, "")["moved"] and s.moves()[-1]["speed"] == 0.05
+        other, _ = register(s.server, name="NaoArmIK2")
+        assert s.user.service("NaoArmIK2").getSpeed() == 0.2
+        other.close()
+    finally:
+        s.close()

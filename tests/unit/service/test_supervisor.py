@@ -60,6 +60,16 @@ def _answers(url, timeout):
     return False
 
 
+def _service(url, use):
+    """``use(NaoArmIK)`` from a new caller."""
+    user = qi.Session()
+    try:
+        user.connect(url)
+        return use(user.service("NaoArmIK"))
+    finally:
+        user.close()
+
+
 def test_the_stop_grace_outlasts_the_workers_own_deadline():
     assert supervisor.STOP_GRACE > server.STOP_DEADLINE
 
@@ -71,6 +81,7 @@ def test_a_deeply_nested_argument_leaves_the_service_answering(depth):
         try:
             assert "registered" in serve.stdout.readline()
             workers = [p for p in supervisor.process_tree(serve.pid) if p != serve.pid]
+            _service(robot.url, lambda ik: ik.setSpeed(0.05))  # a caller's speed, which the restart keeps
             caller = subprocess.run([sys.executable, "-c", NESTED_CALLER, robot.url, str(depth)],
                                     capture_output=True, text=True, timeout=60)  # fmt: skip
             # The caller's last line of its own, after libqi's notices ("[W] ..." lines, which may come later).
@@ -86,6 +97,7 @@ def test_a_deeply_nested_argument_leaves_the_service_answering(depth):
             if depth > 2000:
                 assert now != workers  # the worker died in libqi and was replaced
                 assert back < 10, back
+            assert _service(robot.url, lambda ik: ik.getSpeed()) == 0.05
             report.lines.append(f"nao-ik serve, a value nested {depth} deep: the caller got {said[:60]!r}; the "
                                 f"service answered again {back:.2f} s later")  # fmt: skip
             assert robot.motion.getViolations() == []
