@@ -66,6 +66,7 @@ from nao_ik.model.arm import arm_model
 
 from . import protection
 from .body import CHAINS, JOINTS, REST, STAND
+from .breath import Breath
 from .frames import TorsoFrames
 from .profiles import (
     DEFAULT_CYCLE,
@@ -148,6 +149,7 @@ class StubMotion:
         self._bending: dict[str, dict | None] = {"LArm": None, "RArm": None}  # the open record, per arm
         self._progress: dict[str, list] = {}  # arm -> [least distance to go, cycles since, cycles let through]
         self._frames = TorsoFrames()
+        self._breath = Breath()  # ALMotion's breathing (off, as with ALAutonomousLife disabled): sim_stub/breath.py
 
     @_private
     def _configure(self, profile: str | None = None, cycle: float | None = None, sag: float | None = None) -> None:
@@ -283,6 +285,17 @@ class StubMotion:
             self._sensed.update(REST)
             for j in self._stiffness:
                 self._stiffness[j] = 0.0
+
+    def setBreathEnabled(self, pChain: Any, pIsEnabled: Any) -> None:  # noqa: N803 (ALMotion's names)
+        """Breathing on or off for "Body", "Arms", "LArm", "RArm", "Legs" or "Head" (:mod:`sim_stub.breath`)."""
+        with self._lock:
+            self._advance()
+            self._breath.enable(pChain, bool(pIsEnabled), self._time)
+
+    def getBreathEnabled(self, pChain: Any) -> bool:  # noqa: N803 (ALMotion's names)
+        """Whether the chain breathes."""
+        with self._lock:
+            return self._breath.enabled(pChain)
 
     def robotIsWakeUp(self) -> bool:
         """True if any motor is on."""
@@ -580,15 +593,16 @@ class StubMotion:
         if cycles <= 0:
             return
         start, self._time = self._time, self._time + cycles * self._cycle
-        if not self._moves:
-            return
-        if self._profile == "linear" and not self._guarded():  # no cycle to check: all at once, as ever
-            self._linear(cycles * self._cycle)
-            return
-        for k in range(1, cycles + 1):
-            if not self._moves:
-                return
-            self._tick(start + k * self._cycle)
+        if self._moves:
+            if self._profile == "linear" and not self._guarded():  # no cycle to check: all at once, as ever
+                self._linear(cycles * self._cycle)
+            else:
+                for k in range(1, cycles + 1):
+                    if not self._moves:
+                        break
+                    self._tick(start + k * self._cycle)
+        busy = lambda j: j in self._moves or not self._stiffness[j] > 0.0  # noqa: E731
+        self._breath.step(self._time, self._sensed, self._commanded, busy)
 
     @_private
     def _linear(self, dt: float) -> None:

@@ -621,7 +621,10 @@ class Engine:
                 if not watch.observe(reading.asked, commanded):
                     continue
                 last = self.last(arm)
-                if last is not None and reading.asked >= last.sent and not arrived(commanded, last.aim):
+                if last is not None and reading.asked >= last.sent and arrived(commanded, last.aim):
+                    if not last.rested:
+                        self._seen_still(arm, rested=True)  # ALMotion's command ended there: any move now is another's
+                elif last is not None and reading.asked >= last.sent:
                     motors = all(reading.stiffness[n] > 0.0 for n in names)
                     limp = not motors and reading.stiffness_asked >= last.sent
                     if limp:
@@ -663,10 +666,10 @@ class Engine:
                     self._drop(arm, "its last command stayed short of its goal (met motors switched off, or another "
                                     "task took the arm) and runs no more")  # fmt: skip
 
-    def _await_rest(self, arms: Iterable[str], end: float, seconds: float = SETTLE) -> None:
-        """Wait, ``seconds`` at most, until none of ``arms`` is :meth:`unknown`: the readings the robot's poller takes
-        every cycle while calls come (:class:`SensedCache`) are held against the arms (:meth:`_observe`)."""
-        until = min(end, time.monotonic() + seconds)
+    def _await_rest(self, arms: Iterable[str], end: float, until: float) -> None:
+        """Wait, until ``until`` (monotonic s) at most, until none of ``arms`` is :meth:`unknown`: the readings the
+        robot's poller takes every cycle while calls come (:class:`SensedCache`) are held against the arms
+        (:meth:`_observe`)."""
         while any(self.unknown(arm) for arm in arms) and time.monotonic() < until:
             self.sensed.read(BODY_JOINTS, left(end))  # keeps the poller reading
             time.sleep(CYCLE / 2)
@@ -693,8 +696,8 @@ class Engine:
             state, reason = "moving", ""
         elif last is not None and arrived(commanded, last.aim):  # ALMotion's command ended there
             state, reason = ("arrived", "") if apart(sensed, last.aim) <= SAG else ("moving", "")
-        elif last is not None and not watch.at_rest():
-            state, reason = "moving", ""
+        elif last is not None and not (last.seen is not None and watch.still_after(last.seen)):
+            state, reason = "moving", ""  # on its way (or setting off: ALMotion took the command a moment ago)
         elif self.unknown(arm):
             state, reason = "moving", "moving under commands this service did not send"
         elif last is None:
@@ -869,7 +872,7 @@ class Engine:
         the other arm's command, checked likewise, sees this one. ``more``: commands of the sequence went before."""
         with self._commit:
             if self._aims != getattr(self._seen, "aims", None):
-                now, start = self.arm_state(model.arm, motors=False, end=end)
+                now, start = self.arm_state(model.arm, motors=False, end=end, settle=0.0)  # under the lock: no wait
                 near = clearance(now, q, now.body)
                 part = near.part if near.distance < MARGIN - 1e-6 else None
                 if part is None:
@@ -960,10 +963,15 @@ class Engine:
             self._lost.add(arm)  # failed or unanswered: whether it ran is not known
             raise RuntimeError(f"an earlier command to {arm} failed, so this one was not sent: {e}") from None
 
-    def arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False) -> tuple:
+    def arm_state(self, arm: str, motors: bool, end: float, fresh: bool = False, settle: float | None = None) -> tuple:
         """The arm's model with the robot's limits and the body at the robot's posture, and its sensed angles.
 
         The angles are at most two control cycles old (:mod:`nao_ik.service.sensed`), read now with ``fresh``.
+        An arm that may be anywhere in its range (:meth:`unknown`: moving under commands the service did not send,
+        or not seen at rest since the service started) is waited for, ``settle`` seconds at most (default
+        FOREIGN_WAIT with ``motors``, a call that moves; else SETTLE), until it is seen at rest, and refused
+        (:data:`FOREIGN`) if it is not then; with ``settle`` 0 (the hand's pose, a path's body between two of its
+        points), neither: the body holds such an arm anywhere in its range.
         With ``motors``, refuse an arm whose motors are off, as read now (a cached "on" may be up to two
         cycles old: a command right after ``rest()`` reaches motors that are off, and moves nothing).
         The same reading has the other arm and the hips: the model's body
@@ -974,9 +982,12 @@ class Engine:
         other = self.model(OTHER_ARM[arm], end)
         names = list(model.names)
         read = names + list(other.names) + BODY_JOINTS
+        settle = (FOREIGN_WAIT if motors else SETTLE) if settle is None else settle
+        until = min(end, time.monotonic() + settle)
         for again in (False, True):
             watches = self._watch
-            self._await_rest((arm, other.arm), end)  # a first proof where an arm was not seen at rest (a new service)
+            if settle:  # a proof where an arm was not seen at rest (a new service), or moves by another's command
+                self._await_rest((arm, other.arm), end, until)
             for a in (arm, other.arm):
                 self._prove_stalled(a, end)
             last = self.last(arm)  # a reading asked before its last command went does not show it
@@ -984,6 +995,9 @@ class Engine:
             current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, since)
             if again or self._watch is watches and not (self.unknown(arm) or self.unknown(other.arm)):
                 break  # else it found an arm moving that none of the service's commands moves, or a new ALMotion
+        for a in (arm, other.arm) if settle else ():
+            if self.unknown(a):
+                raise RuntimeError(FOREIGN.format(arm=a))
         if motors and not fresh and not all(v > 0.0 for v in stiff[:5]):
             # Off in a cached reading: read again before refusing (a wakeUp may have come since).
             current, stiff, reading = self.sensed.read_timed(read, left(end), fresh=True)

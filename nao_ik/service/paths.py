@@ -218,7 +218,7 @@ def _body_now(engine: Engine, arm: str, model: ArmModel, path: list, k: int, spe
     moving at full speed crosses a hand's margin in a few cycles); where the body they give
     is more than BODY_MOVED away from ``model``'s, the path from point ``k`` checked again against it, from the
     arm's reading through the STREAMED points sent last."""
-    now, start = engine.arm_state(arm, motors=False, end=end)
+    now, start = engine.arm_state(arm, motors=False, end=end, settle=0.0)
     anywhere = Capsule(*head_row(None))
     head_known = anywhere not in model.body
     if not _moved(_fixed(now.body, head_known), _fixed(model.body, head_known)):

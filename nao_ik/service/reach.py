@@ -187,5 +187,5 @@ def all_solutions(engine: Engine, arm: str, target: tuple, end: float) -> dict:
 
 def hand_pose(engine: Engine, arm: str, end: float) -> list:
     """``getPose``: the hand's position6D from the angles read now."""
-    model, current = engine.arm_state(arm, motors=False, end=end, fresh=True)
+    model, current = engine.arm_state(arm, motors=False, end=end, fresh=True, settle=0.0)
     return [float(v) for v in forward_pose(current, model)]

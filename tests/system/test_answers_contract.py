@@ -221,6 +221,7 @@ def every_answer(ik) -> dict:
         "setHandWithSpeed": ("LArm", 0.5, 1.0),
         "grasp": ("LArm", *left, [1.0, 0.0, 0.0]),
         "graspWithSpeed": ("LArm", *left, [0.0, 0.0, 1.0], 1.0),
+        "getArmState": ("LArm",),
     }
     ik.setSpeed(1.0)
     return {name: getattr(ik, name)(*args) for name, args in calls.items()}

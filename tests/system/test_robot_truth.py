@@ -66,6 +66,18 @@ def arrives(s: Stack, arm: str, angles: list, timeout: float = 10.0) -> bool:
     return False
 
 
+def arrived(s: Stack, arm: str, timeout: float = 10.0) -> bool:
+    """Whether getArmState says the arm arrived at the service's last command, asked until it says so or stops
+    saying "moving"."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = s.ik.getArmState(arm)
+        if state["state"] != "moving":
+            return state["state"] == "arrived"
+        time.sleep(0.05)
+    return False
+
+
 def test_a_reach_right_after_rest_never_wedges_the_arm():
     """A reach sent just after ``rest()`` returned meets motors that are off (its reading may predate them): it is
     refused, or sent and moves nothing. After ``wakeUp()`` the next reaches go at once and arrive; nothing waits for
@@ -350,5 +362,45 @@ def test_a_restarted_service_keeps_the_speed_a_caller_set():
         other, _ = register(s.server, name="NaoArmIK2")
         assert s.user.service("NaoArmIK2").getSpeed() == 0.2
         other.close()
+    finally:
+        s.close()
+
+
+def test_an_arm_that_breathes_is_refused_with_a_hint_and_served_once_breathing_is_off():
+    """ALMotion's breathing (which ALAutonomousLife's background movement switches on) moves the arms forever: the
+    service never sees them at rest, so it refuses in one line naming it, within a few seconds and sending
+    nothing; with breathing off it serves again. Idle motion that resumes on an arm the service commanded drops
+    the service's record of that command: the next reach is refused the same way, and told why."""
+    s = Stack()
+    try:
+        s.motion.wakeUp()
+        s.motion.setBreathEnabled("Arms", True)
+        time.sleep(0.8)  # breathing has taken over
+        before = len(s.moves())
+        for call in (
+            lambda: s.ik.reachTo(0.15, 0.12, 0.08, ""),
+            lambda: s.ik.computeAngles("LArm", 0.15, 0.12, 0.08, ""),
+        ):
+            t0 = time.monotonic()
+            with pytest.raises(RuntimeError, match="keeps moving under commands this service did not send") as e:
+                call()
+            assert "setBreathEnabled" in str(e.value) and "ALAutonomousLife" in str(e.value)
+            assert time.monotonic() - t0 < 3.0
+        assert len(s.moves()) == before
+        assert s.ik.getArmState("LArm")["state"] == "moving"
+        s.motion.setBreathEnabled("Arms", False)
+        got = s.ik.reachTo(0.15, 0.12, 0.08, "")
+        assert got["reached"] and got["moved"], got
+        assert arrived(s, "LArm")
+        s.motion.setBreathEnabled("LArm", True)  # idle motion resumes on the arm the service commanded
+        time.sleep(1.0)
+        state = s.ik.getArmState("LArm")
+        assert state["state"] == "moving" and "did not send" in state["reason"], state
+        with pytest.raises(RuntimeError, match="keeps moving under commands this service did not send"):
+            s.ik.reachTo(0.15, 0.10, 0.05, "")
+        s.motion.setBreathEnabled("LArm", False)
+        got = s.ik.reachTo(0.15, 0.10, 0.05, "")
+        assert got["moved"] and "another command moved the arm" in got["previousCommand"], got
+        assert s.stub.getCollisionStops() == [] and s.stub.getViolations() == []
     finally:
         s.close()
