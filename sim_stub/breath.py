@@ -60,8 +60,9 @@ class Breath:
                 for j in joints:
                     self._base.pop(j, None)
                 continue
-            if now - self._idle.get(arm, now) < RESUME:
+            start = self._idle.get(arm, now) + RESUME  # the breath runs from then, whenever the stub is asked
+            if now < start:
                 continue
             for j in joints:
-                base, start = self._base.setdefault(j, (sensed[j], now))
+                base, start = self._base.setdefault(j, (sensed[j], start))
                 sensed[j] = commanded[j] = base + AMPLITUDE * math.sin(2.0 * math.pi * (now - start) / PERIOD)

@@ -19,10 +19,10 @@ is moving the arm.
   cycle, and a smooth start by more than 1e-6 rad in its first cycle). It proves nothing about a command another
   program sends later: that is the robot's own protection's to catch, as for any two programs sharing ALMotion.
 - **The record holds** (:func:`on_its_way`) while the commanded posture stays inside the box the service's commands
-  allow: from where the arm was commanded when each of them went toward each of their goals, grown by a retarget's
-  overshoot. A reading outside it (``rest()``, a timeline, another client, the robot's reflex) drops the
-  record: the reading is then the state, and an arm moving under commands the service did not send may be anywhere
-  in its range until it is seen at rest.
+  since the arm was last at rest allow: from where the arm was commanded when each of them went toward its goal,
+  grown by a retarget's overshoot (:func:`way_span`, :func:`widen`). A reading outside it (``rest()``, a timeline,
+  another client, the robot's reflex) drops the record: the reading is then the state, and an arm moving under
+  commands the service did not send may be anywhere in its range until it is seen at rest.
 - **A command that stays short**: seen at rest away from the goal STOPPED_CYCLES after ALMotion took the command,
   with its motors on (it met motors switched off, ALMotion postponed it behind another task, or the robot's
   protection holds the arm). It still counts as possibly running (a postponed command runs later; a held arm goes
@@ -94,17 +94,35 @@ class Watch(object):
                 and self.asked - max(self.still_since, since + CYCLE) >= REST_SPAN - 1e-9)  # fmt: skip
 
 
-def on_its_way(model, origins, aims, commanded):
-    # type: (Any, Sequence[Sequence[float]], Sequence[Tuple[Sequence[float], float]], Sequence[float]) -> bool
-    """Whether a commanded posture read is one the arm may take under the service's commands: inside the box from
-    each of ``origins`` (where it was commanded when each of them went) to each of ``aims`` ((goal, fraction) each,
-    the newest last), grown by the overshoot on the side each joint moved
-    (:func:`nao_ik.geometry.scalar.sweep.way_box`)."""
-    lo, hi = [], []
-    for origin in origins:
-        a, b = hull(*way_box(model, origin, aims))
-        lo, hi = ([min(x, y) for x, y in zip(lo, a)], [max(x, y) for x, y in zip(hi, b)]) if lo else (a, b)
-    return all(a - UNMOVED <= q <= b + UNMOVED for q, a, b in zip(commanded, lo, hi))
+def way_span(model, origin, aim, fraction):
+    # type: (Any, Sequence[float], Sequence[float], float) -> Tuple[List[float], List[float]]
+    """The joint-space box (lower, upper corners) a command may take the arm's command through: from ``origin``
+    (where the arm was commanded when it went) to ``aim`` (its goal, sent at ``fraction``), grown by a retarget's
+    overshoot on the side each joint moves (:func:`nao_ik.geometry.scalar.sweep.way_box`)."""
+    return hull(*way_box(model, origin, [(aim, fraction)]))
+
+
+def widen(span, other):
+    # type: (Optional[Tuple[List[float], List[float]]], Tuple[List[float], List[float]]) -> Tuple[List[float], List[float]]
+    """The box around two boxes (``span`` None: ``other``). Commands that retarget one another keep the arm's
+    command in the box around their spans: each joint goes from somewhere in one toward the next one's goal."""
+    if span is None:
+        return list(other[0]), list(other[1])
+    return [min(a, b) for a, b in zip(span[0], other[0])], [max(a, b) for a, b in zip(span[1], other[1])]
+
+
+def on_its_way(span, commanded):
+    # type: (Tuple[Sequence[float], Sequence[float]], Sequence[float]) -> bool
+    """Whether a commanded posture read is one the service's commands may have put the arm at: inside ``span``
+    (:func:`widen` of their :func:`way_span`, each joint within :data:`UNMOVED`)."""
+    return all(a - UNMOVED <= q <= b + UNMOVED for q, a, b in zip(commanded, span[0], span[1]))
+
+
+def anywhere(model):
+    # type: (Any) -> Tuple[List[float], float, Tuple[Tuple[List[float], float]]]
+    """(goal, fraction, earlier goals): an arm that may be anywhere in its range, as a way toward goals (the way
+    from its reading toward them spans its whole joint box), for the body and the motion check."""
+    return list(model.upper), 1.0, ((list(model.lower), 1.0),)
 
 
 def arrived(commanded, aim):

@@ -27,7 +27,7 @@ from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
-from ..motion.truth import Watch, arrived, on_its_way
+from ..motion.truth import Watch, anywhere, arrived, on_its_way, way_span, widen
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
@@ -74,6 +74,8 @@ FOREIGN = (
 LIMP = "its last command met its motors switched off (rest(), setStiffnesses): the arm did not follow it"
 MOVED_OFF = ("another command moved the arm off the way of its last one (another program, a timeline, rest() or "
              "wakeUp(), the robot's reflex)")  # fmt: skip
+SHORT = ("its last command stayed short of its goal (met motors switched off, or another task took the arm) and runs "
+         "no more")  # fmt: skip
 #: Seconds a decision waits for a first proof that an arm it has not seen at rest is at rest (readings each cycle).
 SETTLE = 2 * STOPPED_CYCLES * CYCLE
 
@@ -96,16 +98,12 @@ class _Aimed:
     the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved at rest:
     :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
 
-    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested", "origin", "stalled")
+    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested", "stalled")
 
-    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None,
-                 origin: list | None = None):  # fmt: skip
+    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None):
         self.aim, self.fraction, self.sent, self.future, self.seen = aim, fraction, sent, future, seen
         self.rested = False
-        # Where ALMotion commanded the arm when it went (the newest reading; the earlier commands' box holds where
-        # the arm went on to meanwhile), and whether it was seen at rest short of its goal since ALMotion took it.
-        self.origin = aim if origin is None else origin
-        self.stalled = False
+        self.stalled = False  # seen at rest short of its goal since ALMotion took it (:meth:`Engine._observe`)
 
 
 class Promise(NamedTuple):
@@ -203,6 +201,8 @@ class Engine:
         # to the arm's next call.
         self._news: dict[str, tuple[float, str]] = {}
         self._fate: dict[str, str] = {}  # the same, kept for :meth:`state` until the arm's next command
+        # Per arm, the box its commands since it was last at rest may put ALMotion's command in (:meth:`_aimed`).
+        self._span: dict[str, tuple] = {}
         names = [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS
         self.sensed = SensedCache(self.motion, names, observe=self._observe)
         self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
@@ -588,7 +588,7 @@ class Engine:
         braking toward: :meth:`_earlier`); None when it is at its last command and heads for no other."""
         with self._commit:
             if self.unknown(model.arm):  # moving under commands the service did not send: anywhere in its range
-                return Way(list(start), list(model.upper), 1.0, ((list(model.lower), 1.0),))
+                return Way(list(start), *anywhere(model))
             last = self.last(model.arm)
             earlier = self._earlier(model.arm)
             # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
@@ -629,12 +629,9 @@ class Engine:
                     limp = not motors and reading.stiffness_asked >= last.sent
                     if limp:
                         self._news[arm], self._fate[arm] = (last.sent, LIMP), LIMP
-                    if last.rested:
-                        origins, aims = [last.aim], ((last.aim, last.fraction),)
-                    else:
-                        aims = self._earlier(arm) + ((last.aim, last.fraction),)
-                        origins = [e.origin for e in self._aimed_list[arm]]
-                    if not on_its_way(model, origins, aims, commanded):
+                    self._earlier(arm)  # when ALMotion took its commands (``seen``)
+                    span = (last.aim, last.aim) if last.rested else self._span[arm]
+                    if not on_its_way(span, commanded):
                         self._drop(arm, LIMP if limp else MOVED_OFF)
                     else:
                         last.stalled = motors and last.seen is not None and watch.still_after(last.seen)
@@ -646,6 +643,7 @@ class Engine:
         ``why`` to its next call. The caller holds the commit lock."""
         last = self.last(arm)
         self._aimed_list[arm] = []
+        self._span.pop(arm, None)
         sent = -math.inf if last is None else last.sent
         if self._news.get(arm, (None, ""))[0] != sent:  # what was seen of it first (its motors off) says most
             self._news[arm], self._fate[arm] = (sent, why), why
@@ -663,8 +661,7 @@ class Engine:
         if state != "collision":
             with self._commit:
                 if self.last(arm) is last:
-                    self._drop(arm, "its last command stayed short of its goal (met motors switched off, or another "
-                                    "task took the arm) and runs no more")  # fmt: skip
+                    self._drop(arm, SHORT)
 
     def _await_rest(self, arms: Iterable[str], end: float, until: float) -> None:
         """Wait, until ``until`` (monotonic s) at most, until none of ``arms`` is :meth:`unknown`: the readings the
@@ -951,9 +948,13 @@ class Engine:
                 self._earlier(arm)  # drops what no longer moves it
                 entries = self._aimed_list.get(arm, [])
             self._fate.pop(arm, None)
-            origin = self._watch[arm].commanded  # where ALMotion commanded the arm as last read
-            new = _Aimed([float(q) for q in angles], speed, sent, future, seen, origin)
+            new = _Aimed([float(q) for q in angles], speed, sent, future, seen)
             self._aimed_list[arm] = entries + [new]  # one assignment: readers without the lock see a whole list
+            # Where ALMotion's command may go from where it was last read, widening the box of the commands before
+            # this one since the arm was last at rest (a retargeted joint may still brake toward their goals).
+            origin = self._watch[arm].commanded or new.aim
+            span = way_span(self._models.get(arm) or arm_model(arm), origin, new.aim, speed)
+            self._span[arm] = widen(None if last is None or last.rested else self._span.get(arm), span)
 
     def _settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
@@ -1013,7 +1014,7 @@ class Engine:
             aim, fraction = (None, 1.0) if last is None else (last.aim, last.fraction)
             earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
             if self.unknown(other.arm):  # moving under commands the service did not send: anywhere in its range
-                aim, fraction, earlier = list(other.upper), 1.0, ((list(other.lower), 1.0),)
+                aim, fraction, earlier = anywhere(other)
             promised = self._ahead.get(other.arm)
         if model.body:
             key = (tuple(current[5:18]), None if aim is None else tuple(aim), fraction,

@@ -31,7 +31,7 @@ def _seen_at_rest() -> dict:
 
 def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
+    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik.sensed = mocker.Mock()
     ik.sensed.read.side_effect = [(list(r), 0.0) for r in readings]
     ik._sent = {"LArm": mocker.Mock()}
@@ -82,11 +82,11 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     """reachBoth's and a path's commands wait for ALMotion's answer: where none comes (timed out), the command
     may still run, so its arms are never taken as at rest again."""
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
+    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik.motion = mocker.Mock()
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
-    ik._lost = set()
+    ik._lost, ik._models = set(), {}
     ik._commit, ik._aims, ik._seen, ik._ahead, ik._aimed_list = threading.RLock(), 0, threading.local(), {}, {}
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
@@ -165,7 +165,7 @@ def _reading_right_at(mocker, right: list) -> Engine:
     """An engine whose readings have the RArm at ``right`` (the LArm at zero, crouched hips), which has read the
     LArm's body once (as a path's thread on the RArm does before its promise)."""
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news = _seen_at_rest(), {}, {}
+    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
     ik.sensed = mocker.Mock()
     reading = [0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0] + [0.0] * 4  # hips, head, the legs standing
