@@ -35,9 +35,9 @@ options:
   --robot HOST|USER@HOST  the robot (user defaults to nao), e.g. 192.168.1.12 or nao@nao.local
   --ssh-port N            ssh port (default 22)
   --qi-port N             NAOqi port (default 9559)
-  --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0: a new
-                          port at every start; behind a firewall give a fixed one, e.g.
-                          tcp://0.0.0.0:9560, and let it in)
+  --listen URL            where the service listens for the robot: tcp://HOST:PORT or tcps://HOST:PORT
+                          (default tcp://0.0.0.0:0: a new port at every start; behind a firewall give
+                          a fixed one, e.g. tcp://0.0.0.0:9560, and let it in)
   --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
   --state-dir DIR         where each robot's service log and pid file go (default ~/.cache/nao-ik)
   --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)
@@ -103,6 +103,29 @@ run() {
     printf '+'; printf ' %q' "$@"; printf '\n'
   else
     "$@"
+  fi
+}
+
+# A URL nao-ik serve listens on: tcp:// or tcps://, a host (an IPv4 address,
+# a bracketed IPv6 address or a host name) and a port (0: a new one at every
+# start), nothing else.
+listen_ok() {
+  local rest host port n
+  case "$1" in
+    tcp://*) rest="${1#tcp://}" ;;
+    tcps://*) rest="${1#tcps://}" ;;
+    *) return 1 ;;
+  esac
+  host="${rest%:*}"; port="${rest##*:}"
+  [ "$host" != "$rest" ] && [[ "$port" =~ ^(0|[1-9][0-9]{0,4})$ ]] && [ "$port" -le 65535 ] || return 1
+  if [[ "$host" =~ ^\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]$ ]]; then
+    return 0
+  elif [[ "$host" =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]]; then
+    for n in ${host//./ }; do [ "$((10#$n))" -le 255 ] || return 1; done
+  elif [[ "$host" =~ ^[0-9.]*$ ]]; then
+    return 1
+  else
+    [[ "$host" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$ ]]
   fi
 }
 
@@ -321,6 +344,9 @@ stop_listed() {
 [[ "$QI_PORT" =~ ^[0-9]{1,5}$ ]] && [ "$((10#$QI_PORT))" -ge 1 ] && [ "$((10#$QI_PORT))" -le 65535 ] \
   || die "--qi-port must be a port number (1-65535), got '$QI_PORT'"
 QI_PORT="$((10#$QI_PORT))"
+# --listen becomes one argument of nao-ik serve (and of its unit's command line).
+listen_ok "$LISTEN" \
+  || die "invalid --listen '${LISTEN//[[:cntrl:]]/?}': expected tcp://HOST:PORT or tcps://HOST:PORT (HOST an IPv4 address, a [bracketed] IPv6 address or a host name; PORT 0-65535), e.g. tcp://0.0.0.0:9560"
 
 if [ "$STOP" = 1 ] && [ -z "$ROBOT" ]; then
   stop_listed || exit 1

@@ -511,3 +511,25 @@ def test_stop_options_are_checked(tmp_path):
     assert out.returncode != 0 and "invalid robot host" in out.stderr
     out = deploy("--stop", "--state-dir", state)
     assert out.returncode == 0 and "no NaoArmIK service started by deploy.sh is running" in out.stdout
+
+
+# ------------------------------------------------------------------ --listen
+
+
+@pytest.mark.parametrize(
+    "listen",
+    ["tcp://0.0.0.0:9560 --speed 1", "tcp://0.0.0.0:65536", "tcp://0.0.0.0", "http://0.0.0.0:9560",
+     "tcp://-oProxyCommand=x:9560", "tcp://300.1.1.1:9560", "tcp://[::1:9560", "tcp://0.0.0.0:09560",
+     "tcp://0.0.0.0:9560/x", "tcp://0.0.0.0:9560\nExecStartPre=/bin/false"],
+)  # fmt: skip
+def test_a_listen_url_that_is_not_one_is_refused_before_anything_runs(tmp_path, listen):
+    out = deploy("--robot", "nao.invalid", "--listen", listen, "--dry-run", "--state-dir", str(tmp_path))
+    assert out.returncode != 0 and out.stdout == "", out.stdout + out.stderr
+    assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith("deploy.sh: invalid --listen '"), out.stderr
+
+
+def test_listen_urls_qi_takes_are_accepted(tmp_path):
+    for listen in ("tcp://0.0.0.0:0", "tcp://0.0.0.0:9560", "tcps://pc.local:9503", "tcp://[::]:9560",
+                   "tcp://192.168.1.20:65535"):  # fmt: skip
+        out = deploy("--robot", "nao.invalid", "--listen", listen, "--dry-run", "--state-dir", str(tmp_path))
+        assert out.returncode == 0, listen + out.stderr
