@@ -106,6 +106,22 @@ run() {
   fi
 }
 
+# One word of a systemd command line (systemd.service(5), "Command lines"):
+# double-quoted, with '\' and '"' escaped and '%' written '%%' (a specifier
+# otherwise); in an argument '$' is written '$$' (systemd expands $VAR and
+# ${VAR} in arguments), in the executable's path not (systemd takes that path
+# as it is: '$$' would stay '$$'). A control character (a newline would end
+# the line) is refused: status 1.
+systemd_word() {
+  local w="$1" bs="\\"
+  [[ "$w" != *[[:cntrl:]]* ]] || return 1
+  w="${w//"$bs"/"$bs$bs"}"
+  w="${w//\"/"$bs\""}"
+  w="${w//%/%%}"
+  [ "${2:-}" = executable ] || w="${w//\$/\$\$}"
+  printf '"%s"' "$w"
+}
+
 # A URL nao-ik serve listens on: tcp:// or tcps://, a host (an IPv4 address,
 # a bracketed IPv6 address or a host name) and a port (0: a new one at every
 # start), nothing else.
@@ -399,6 +415,32 @@ else
   die "missing dependency: nao-ik (run 'make test' or 'pip install .' in $HERE first)"
 fi
 
+# Where systemd runs, the service is a unit whose command line is this one,
+# every word quoted for systemd; written once the package is installed.
+SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
+SYSTEMD=0
+if [ "$SERVICE" = 1 ] && [ "$ON_ROBOT" = 0 ] && have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
+  SYSTEMD=1
+  case "$NAO_IK" in
+    /*) ;;
+    *) NAO_IK="$(cd "$(dirname "$NAO_IK")" && pwd)/${NAO_IK##*/}"; SERVE[0]="$NAO_IK" ;;
+  esac
+  systemd_word "$NAO_IK" >/dev/null \
+    || die "the path of nao-ik, $(printf %q "$NAO_IK"), holds a control character: a systemd unit cannot name it"
+  if [[ "$NAO_IK" == *[\"\'\\]* ]]; then
+    # systemd refuses an executable whose path holds a quote or a backslash
+    # ("Executable name contains special characters"), as an argument it takes any.
+    EXEC="$(systemd_word "$(command -v env)" executable) $(systemd_word "$NAO_IK")"
+  else
+    EXEC="$(systemd_word "$NAO_IK" executable)"
+  fi
+  for word in "${SERVE[@]:1}"; do
+    EXEC+=" $(systemd_word "$word")"
+  done
+  UNIT_TEXT="$(printf '[Unit]\nDescription=nao-ik NaoArmIK service for %s\n\n[Service]\nExecStart=%s\nRestart=on-failure\nRestartSec=5\n\n[Install]\nWantedBy=default.target' \
+    "$QI_URL" "$EXEC")"
+fi
+
 SSH=(ssh -p "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
 SCP=(scp -P "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
 
@@ -464,7 +506,6 @@ if [ "$ON_ROBOT" = 1 ]; then
 fi
 
 # 3. The service, on this computer.
-SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
 if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
   # this robot's service only: the other robots' keep running
   stop_one "$KEY" >/dev/null || die "not starting: $PID_FILE is not a pid file deploy.sh wrote (remove it)"
@@ -472,14 +513,13 @@ if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
 fi
 [ "$DRY" = 1 ] || report_old
 run mkdir -p "$STATE_DIR"
-if have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
+if [ "$SYSTEMD" = 1 ]; then
   echo "starting NaoArmIK as the systemd user unit $UNIT"
   run mkdir -p "$UNIT_DIR"
   if [ "$DRY" = 1 ]; then
-    echo "+ write $UNIT_DIR/$UNIT: ExecStart=${SERVE[*]}"
+    printf "+ cat > %q <<'EOF'\n%s\nEOF\n" "$UNIT_DIR/$UNIT" "$UNIT_TEXT"
   else
-    printf '[Unit]\nDescription=nao-ik NaoArmIK service for %s\n\n[Service]\nExecStart=%s\nRestart=on-failure\n\n[Install]\nWantedBy=default.target\n' \
-      "$QI_URL" "$(printf '%q ' "${SERVE[@]}")" > "$UNIT_DIR/$UNIT"
+    printf '%s\n' "$UNIT_TEXT" > "$UNIT_DIR/$UNIT"
   fi
   run systemctl --user daemon-reload
   run systemctl --user restart "$UNIT"
@@ -496,6 +536,7 @@ fi
 # 4. Check.
 echo "waiting for NaoArmIK on $QI_URL"
 if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 30; then
+  [ "$SYSTEMD" = 1 ] && die "NaoArmIK did not come up on $QI_URL (its log: journalctl --user -u $UNIT)"
   [ -f "$LOG_FILE" ] && tail -n 20 "$LOG_FILE" >&2
   die "NaoArmIK did not come up on $QI_URL (log above)"
 fi

@@ -20,6 +20,9 @@ qi = pytest.importorskip("qi")
 HERE = Path(__file__).resolve().parents[2]
 DEPLOY = HERE / "deploy.sh"
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
+#: systemd's own tool, looked up before the tests' stand-ins are put on PATH.
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+NO_SYSTEMD = "Debian's systemd package has it; .ci/run installs it where it can"
 
 #: A systemctl for deploy.sh in these tests: no systemd, unless FAKE_SYSTEMD names a folder, where it keeps
 #: the units it was told to start (active/UNIT) and every call (calls). This machine's own user units are
@@ -41,12 +44,16 @@ esac
 SHIMS: dict = {}
 
 
+def stand_in(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def shims(tmp_path_factory):
     d = tmp_path_factory.mktemp("shims")
     (d / "bin").mkdir()
-    (d / "bin" / "systemctl").write_text(FAKE_SYSTEMCTL)
-    (d / "bin" / "systemctl").chmod(0o755)
+    stand_in(d / "bin" / "systemctl", FAKE_SYSTEMCTL)
     SHIMS["bin"], SHIMS["config"] = d / "bin", d / "config"  # the units deploy.sh writes go to config
     yield
     SHIMS.clear()
@@ -68,6 +75,18 @@ def env(**extra):
 def deploy(*args, environ=None, **kw):
     return subprocess.run(["bash", str(DEPLOY), *args], capture_output=True, text=True, timeout=120,
                           env=environ or env(), **kw)  # fmt: skip
+
+
+def written_unit(stdout: str) -> tuple:
+    """The unit file a dry run would write: its path and its text, from the `+ cat > PATH <<'EOF'` it prints."""
+    lines = stdout.splitlines()
+    (start,) = [i for i, line in enumerate(lines) if line.startswith("+ cat > ")]
+    head = lines[start]
+    assert head.endswith(" <<'EOF'"), head
+    quoted = head[len("+ cat > ") : -len(" <<'EOF'")]
+    path = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, text=True).stdout
+    end = lines.index("EOF", start)
+    return Path(path), "\n".join(lines[start + 1 : end]) + "\n"
 
 
 def recorded_pid(state: Path, qi_port: int, host: str = "127.0.0.1") -> int:
@@ -467,9 +486,8 @@ def test_each_robot_gets_its_own_systemd_unit(tmp_path):
     for host in ("a.invalid", "B.invalid"):
         out = deploy("--robot", f"nao@{host}", "--dry-run", "--state-dir", state, environ=e)
         assert out.returncode == 0, out.stdout + out.stderr
-        written = [line for line in out.stdout.splitlines() if line.startswith("+ write ")]
-        assert len(written) == 1 and f"serve --qi-url tcp://{host}:9559" in written[0], out.stdout
-        path = Path(written[0][len("+ write ") :].split(": ExecStart=")[0])
+        path, text = written_unit(out.stdout)
+        assert f'"serve" "--qi-url" "tcp://{host}:9559"' in text, out.stdout
         assert f"+ systemctl --user restart {path.name}" in out.stdout
         units[host] = path
     a, b = units["a.invalid"], units["B.invalid"]
@@ -511,6 +529,88 @@ def test_stop_options_are_checked(tmp_path):
     assert out.returncode != 0 and "invalid robot host" in out.stderr
     out = deploy("--stop", "--state-dir", state)
     assert out.returncode == 0 and "no NaoArmIK service started by deploy.sh is running" in out.stdout
+
+
+# ------------------------------------------------------------------ the systemd unit
+
+#: A clone's folder whose name systemd and the shells would read otherwise: a space, a specifier (%d) and
+#: a variable; and the same with quotes and a backslash, which systemd refuses in an executable's path.
+ODD_FOLDER = "nao ik 100%d $HOME"
+QUOTED_FOLDER = "nao ik 100%d $HOME \"q\" 'q' back\\slash"
+
+
+def odd_clone(tmp_path: Path, folder: str = ODD_FOLDER) -> tuple:
+    """deploy.sh in a clone under folder, whose nao-ik (.venv/bin/nao-ik, the unit's executable) is a
+    stand-in that answers every call, as do ssh and scp; and an environment where systemd runs (the fake
+    systemctl). Returns the clone's deploy.sh and that environment."""
+    clone = tmp_path / folder
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy(DEPLOY, clone / "deploy.sh")
+    (clone / "nao_ik").symlink_to(HERE / "nao_ik")  # the package is built from this checkout's behaviors/
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name, where in (("nao-ik", clone / ".venv" / "bin"), ("ssh", bin_), ("scp", bin_)):
+        stand_in(where / name, '#!/bin/sh\necho "${0##*/} $*" >> "$FAKE_SYSTEMD/calls"\n')
+    fake = tmp_path / "systemd"
+    fake.mkdir()
+    e = env(FAKE_SYSTEMD=str(fake), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    del e["NAO_IK_NO_SYSTEMD"]
+    e["PATH"] = os.pathsep.join([str(bin_), e["PATH"]])
+    return clone / "deploy.sh", e
+
+
+def odd_deploy(script: Path, e: dict, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=120,
+                          env=dict(e, **extra))  # fmt: skip
+
+
+def odd_args(tmp_path: Path) -> list:
+    return ["--robot", "nao@nao.invalid", "--remote-dir", "/home/nao", "--listen", "tcp://0.0.0.0:9560",
+            "--state-dir", str(tmp_path / "state")]  # fmt: skip
+
+
+@pytest.mark.parametrize("folder", [ODD_FOLDER, QUOTED_FOLDER])
+def test_systemd_reads_the_unit_of_a_clone_whose_folder_has_a_space_and_a_percent(tmp_path, folder):
+    """The unit deploy.sh writes is the one its dry run prints, its ExecStart quoted for systemd, and
+    `systemd-analyze --user verify` accepts it: it finds the executable in that folder (or env, which
+    runs it, where the folder's name has a quote or a backslash)."""
+    script, e = odd_clone(tmp_path, folder)
+    dry = odd_deploy(script, e, *odd_args(tmp_path), "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    path, text = written_unit(dry.stdout)
+    assert not path.exists()
+    exe = str(script.parent / ".venv" / "bin" / "nao-ik")
+    quoted = exe.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    if folder == ODD_FOLDER:  # the executable: '$' stays, systemd takes its path as it is
+        command = f'"{quoted}"'
+    else:  # an argument of env: '$' doubled, as systemd expands variables there
+        command = f'"{shutil.which("env")}" "{quoted.replace("$", "$$")}"'
+    assert (f'ExecStart={command} "serve" "--qi-url" "tcp://nao.invalid:9559" "--qi-listen-url" '
+            '"tcp://0.0.0.0:9560"\n') in text  # fmt: skip
+    assert "WantedBy=default.target\n" in text
+    cmds = [line for line in dry.stdout.splitlines() if line.startswith("+ systemctl")]
+    assert cmds == ["+ systemctl --user daemon-reload", f"+ systemctl --user restart {path.name}"], dry.stdout
+    out = odd_deploy(script, e, *odd_args(tmp_path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert path.read_text() == text  # what the dry run printed, byte for byte
+    if SYSTEMD_ANALYZE is None:
+        pytest.skip(f"systemd-analyze is not installed ({NO_SYSTEMD}): the unit was written, not verified")
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    verify_env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), XDG_CONFIG_HOME=str(tmp_path / "config"))
+
+    def verify(unit: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([SYSTEMD_ANALYZE, "--user", "verify", str(unit)], capture_output=True, text=True,
+                              env=verify_env, timeout=60)  # fmt: skip
+
+    check = verify(path)
+    assert check.returncode == 0 and "nao-ik" not in check.stderr, check.stderr
+    # The same unit with the command quoted for bash (printf %q), as deploy.sh once wrote it: refused.
+    shell = subprocess.run(["bash", "-c", 'printf "%q " "$@"', "-", exe, "serve"], capture_output=True, text=True)
+    bad = path.parent / "nao-ik-serve-bash.quoted_9559.service"
+    bad.write_text(text.replace(text.split("ExecStart=")[1].split("\n")[0], shell.stdout))
+    check = verify(bad)
+    assert check.returncode != 0, check.stderr
 
 
 # ------------------------------------------------------------------ --listen
