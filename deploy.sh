@@ -11,14 +11,16 @@
 # 3. with --on-robot: NAOqi's ServiceManager starts the runtime on the robot
 #    (an autorun service, NAOqi >= 2.3); otherwise it starts the full NaoArmIK
 #    service (every method, Python 3 + numpy) for that robot on this computer:
-#    a systemd user unit where systemd runs, else a background process with a
-#    log and a pid file; one unit, or one pid file and log, per robot,
+#    a systemd user unit where systemd runs (enabled, and the user's lingering
+#    turned on, so that it starts at boot and runs without a login), else a
+#    background process with a log and a pid file (until the computer stops);
+#    one unit, or one pid file and log, per robot,
 # 4. checks that NaoArmIK is listed on the robot and answers getMethods.
 #
-# --stop stops one robot's service started here, and only the process this
-# script started: the pid file records its pid and its start time, and a pid
-# now held by another process (a later one, started at another time) is never
-# signalled.
+# --stop stops one robot's service started here (and disables its unit), and
+# only the process this script started: the pid file records its pid and its
+# start time, and a pid now held by another process (a later one, started at
+# another time) is never signalled.
 set -euo pipefail
 
 usage() {
@@ -46,7 +48,8 @@ options:
   --no-service            install the package only
   --dry-run               print every command instead of running it
   --stop                  with --robot: stop the service a previous deploy started on this computer
-                          for that robot (and --qi-port); alone: list the robots whose services run, stop none
+                          for that robot (and --qi-port), and disable its unit; alone: list the robots
+                          whose services run, stop none
   --all                   with --stop: stop every robot's service that deploy.sh started on this computer
   -h, --help              this help
 
@@ -248,15 +251,21 @@ recorded_pid() {
   esac
 }
 
-# Stops the service of KEY: its systemd unit if active, the process of its
-# pid file if that very process runs. Status 1 if its pid file is not one
-# deploy.sh wrote (nothing signalled).
+# Stops the service of KEY: its systemd unit if active (and disables it if
+# enabled: it would start again at the next boot), the process of its pid file
+# if that very process runs. Status 1 if its pid file is not one deploy.sh
+# wrote (nothing signalled).
 stop_one() {
   local key="$1" unit pid_file url pid status=0 found=0
   unit="$(unit_of "$key")"; pid_file="$(pid_file_of "$key")"; url="$(url_of "$key")"
   if have_systemd_user && systemctl --user is-active --quiet "$unit" 2>/dev/null; then
     run systemctl --user stop "$unit"
     echo "stopped $unit (the NaoArmIK service for $url)"
+    found=1
+  fi
+  if have_systemd_user && [ "$(systemctl --user is-enabled "$unit" 2>/dev/null)" = enabled ]; then
+    run systemctl --user disable "$unit"
+    echo "disabled $unit: it no longer starts at boot or login"
     found=1
   fi
   if [ -f "$pid_file" ]; then
@@ -522,7 +531,20 @@ if [ "$SYSTEMD" = 1 ]; then
     printf '%s\n' "$UNIT_TEXT" > "$UNIT_DIR/$UNIT"
   fi
   run systemctl --user daemon-reload
+  # enabled: default.target.wants/ links it, so the user's manager starts it whenever it starts
+  run systemctl --user enable "$UNIT" || die "systemctl --user enable $UNIT failed (above)"
   run systemctl --user restart "$UNIT"
+  # Lingering: the user's manager, and so the unit, starts at boot and keeps
+  # running without a login (else it stops at the user's last logout).
+  LINGER=1
+  ME="$(id -un)"
+  if ! command -v loginctl >/dev/null 2>&1; then
+    LINGER=0
+    echo "deploy.sh: no loginctl here to turn lingering on: $UNIT runs while $ME is logged in, and starts at login, not at boot" >&2
+  elif ! run loginctl --no-ask-password enable-linger "$ME" 2>/dev/null && [ ! -e "/var/lib/systemd/linger/$ME" ]; then
+    LINGER=0
+    echo "deploy.sh: loginctl would not turn lingering on for $ME: $UNIT stops at $ME's last logout and starts at login, not at boot; 'sudo loginctl enable-linger $ME' lets it run without a login and start at boot" >&2
+  fi
 else
   echo "starting NaoArmIK in the background (log: $LOG_FILE, pid file: $PID_FILE)"
   if [ "$DRY" = 1 ]; then
@@ -540,4 +562,11 @@ if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 30; then
   [ -f "$LOG_FILE" ] && tail -n 20 "$LOG_FILE" >&2
   die "NaoArmIK did not come up on $QI_URL (log above)"
 fi
-echo "done: call NaoArmIK from Choregraphe or Python; stop it with $(stop_command_of "$KEY")"
+if [ "$SYSTEMD" = 0 ]; then
+  LASTS="it runs until this computer stops (deploy again after a reboot)"
+elif [ "$LINGER" = 1 ]; then
+  LASTS="systemd restarts it if it fails and starts it at every boot"
+else
+  LASTS="systemd restarts it if it fails and starts it when $ME logs in"
+fi
+echo "done: call NaoArmIK from Choregraphe or Python; $LASTS; stop it with $(stop_command_of "$KEY")"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -20,13 +21,15 @@ qi = pytest.importorskip("qi")
 HERE = Path(__file__).resolve().parents[2]
 DEPLOY = HERE / "deploy.sh"
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
-#: systemd's own tool, looked up before the tests' stand-ins are put on PATH.
+#: systemd's own tools, looked up before the tests' stand-ins are put on PATH.
+SYSTEMCTL = shutil.which("systemctl")
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 NO_SYSTEMD = "Debian's systemd package has it; .ci/run installs it where it can"
 
 #: A systemctl for deploy.sh in these tests: no systemd, unless FAKE_SYSTEMD names a folder, where it keeps
-#: the units it was told to start (active/UNIT) and every call (calls). This machine's own user units are
-#: never listed nor stopped by a test.
+#: the units it was told to start (active/UNIT) and every call (calls). Enabling and disabling are systemd's
+#: own, offline (SYSTEMD_OFFLINE=1: links under $XDG_CONFIG_HOME/systemd/user, no manager asked), where
+#: REAL_SYSTEMCTL names systemctl. This machine's own user units are never listed, stopped nor enabled.
 FAKE_SYSTEMCTL = """#!/bin/sh
 d="${FAKE_SYSTEMD:-}"
 [ -n "$d" ] || exit 1
@@ -38,8 +41,17 @@ case "$1" in
   is-active) [ "$2" = --quiet ] && shift; [ -e "$d/active/$2" ] ;;
   start|restart) mkdir -p "$d/active" && touch "$d/active/$2" ;;
   stop) rm -f "$d/active/$2" ;;
+  enable|disable|is-enabled) [ -n "${REAL_SYSTEMCTL:-}" ] && SYSTEMD_OFFLINE=1 exec "$REAL_SYSTEMCTL" --user "$@" ;;
   *) exit 1 ;;
 esac
+"""
+#: A loginctl that records its calls beside FAKE_SYSTEMD's, and refuses (as logind does to a user polkit
+#: does not let turn lingering on) when FAKE_LINGER=refuse. This machine's users are never changed.
+FAKE_LOGINCTL = """#!/bin/sh
+d="${FAKE_SYSTEMD:-}"
+[ -n "$d" ] || exit 1
+echo "loginctl $*" >> "$d/calls"
+[ "${FAKE_LINGER:-}" != refuse ] || { echo "Could not enable linger: Access denied" >&2; exit 1; }
 """
 SHIMS: dict = {}
 
@@ -54,6 +66,7 @@ def shims(tmp_path_factory):
     d = tmp_path_factory.mktemp("shims")
     (d / "bin").mkdir()
     stand_in(d / "bin" / "systemctl", FAKE_SYSTEMCTL)
+    stand_in(d / "bin" / "loginctl", FAKE_LOGINCTL)
     SHIMS["bin"], SHIMS["config"] = d / "bin", d / "config"  # the units deploy.sh writes go to config
     yield
     SHIMS.clear()
@@ -537,6 +550,7 @@ def test_stop_options_are_checked(tmp_path):
 #: a variable; and the same with quotes and a backslash, which systemd refuses in an executable's path.
 ODD_FOLDER = "nao ik 100%d $HOME"
 QUOTED_FOLDER = "nao ik 100%d $HOME \"q\" 'q' back\\slash"
+ME = pwd.getpwuid(os.getuid()).pw_name
 
 
 def odd_clone(tmp_path: Path, folder: str = ODD_FOLDER) -> tuple:
@@ -553,7 +567,7 @@ def odd_clone(tmp_path: Path, folder: str = ODD_FOLDER) -> tuple:
         stand_in(where / name, '#!/bin/sh\necho "${0##*/} $*" >> "$FAKE_SYSTEMD/calls"\n')
     fake = tmp_path / "systemd"
     fake.mkdir()
-    e = env(FAKE_SYSTEMD=str(fake), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    e = env(FAKE_SYSTEMD=str(fake), XDG_CONFIG_HOME=str(tmp_path / "config"), REAL_SYSTEMCTL=SYSTEMCTL or "")
     del e["NAO_IK_NO_SYSTEMD"]
     e["PATH"] = os.pathsep.join([str(bin_), e["PATH"]])
     return clone / "deploy.sh", e
@@ -588,8 +602,11 @@ def test_systemd_reads_the_unit_of_a_clone_whose_folder_has_a_space_and_a_percen
     assert (f'ExecStart={command} "serve" "--qi-url" "tcp://nao.invalid:9559" "--qi-listen-url" '
             '"tcp://0.0.0.0:9560"\n') in text  # fmt: skip
     assert "WantedBy=default.target\n" in text
-    cmds = [line for line in dry.stdout.splitlines() if line.startswith("+ systemctl")]
-    assert cmds == ["+ systemctl --user daemon-reload", f"+ systemctl --user restart {path.name}"], dry.stdout
+    # The commands after it: enabled, (re)started, lingering asked for.
+    cmds = [line for line in dry.stdout.splitlines() if line.startswith(("+ systemctl", "+ loginctl"))]
+    assert cmds == ["+ systemctl --user daemon-reload", f"+ systemctl --user enable {path.name}",
+                    f"+ systemctl --user restart {path.name}",
+                    f"+ loginctl --no-ask-password enable-linger {ME}"], dry.stdout  # fmt: skip
     out = odd_deploy(script, e, *odd_args(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert path.read_text() == text  # what the dry run printed, byte for byte
@@ -611,6 +628,43 @@ def test_systemd_reads_the_unit_of_a_clone_whose_folder_has_a_space_and_a_percen
     bad.write_text(text.replace(text.split("ExecStart=")[1].split("\n")[0], shell.stdout))
     check = verify(bad)
     assert check.returncode != 0, check.stderr
+
+
+def test_the_unit_is_enabled_and_lingering_turned_on(tmp_path):
+    """enable links the unit into default.target.wants/ (systemd's own systemctl, offline, under a temporary
+    XDG_CONFIG_HOME), lingering is asked for (a refusal is said in one line, with the command that does it),
+    and --stop disables the unit again."""
+    if SYSTEMCTL is None:
+        pytest.skip(f"systemctl is not installed ({NO_SYSTEMD}): the link enabling makes cannot be checked")
+    script, e = odd_clone(tmp_path)
+    units = tmp_path / "config" / "systemd" / "user"
+    unit = units / "nao-ik-serve-nao.invalid_9559.service"
+    link = units / "default.target.wants" / unit.name
+    calls = tmp_path / "systemd" / "calls"
+    out = odd_deploy(script, e, *odd_args(tmp_path), FAKE_LINGER="refuse")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert link.is_symlink() and link.resolve() == unit.resolve(), sorted(map(str, units.rglob("*")))
+    said = [line for line in out.stderr.splitlines() if "linger" in line]
+    if Path(f"/var/lib/systemd/linger/{ME}").exists():  # on already: nothing to say
+        assert said == [], out.stderr
+    else:
+        assert said == [f"deploy.sh: loginctl would not turn lingering on for {ME}: {unit.name} stops at {ME}'s "
+                        f"last logout and starts at login, not at boot; 'sudo loginctl enable-linger {ME}' lets it "
+                        "run without a login and start at boot"], out.stderr  # fmt: skip
+        assert f"starts it when {ME} logs in" in out.stdout
+    log = calls.read_text().splitlines()
+    assert log.index(f"--user enable {unit.name}") < log.index(f"--user restart {unit.name}")
+    assert f"loginctl --no-ask-password enable-linger {ME}" in log
+    # Again, lingering allowed: the unit replaced, still enabled, nothing said.
+    out = odd_deploy(script, e, *odd_args(tmp_path))
+    assert out.returncode == 0 and "linger" not in out.stderr, out.stdout + out.stderr
+    assert "starts it at every boot" in out.stdout
+    assert link.is_symlink() and link.resolve() == unit.resolve()
+    # --stop stops it and disables it: it would come back at the next boot.
+    out = odd_deploy(script, e, "--robot", "nao.invalid", "--state-dir", str(tmp_path / "state"), "--stop")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"stopped {unit.name}" in out.stdout and f"disabled {unit.name}" in out.stdout
+    assert not link.exists() and not link.is_symlink()
 
 
 # ------------------------------------------------------------------ --listen
