@@ -11,14 +11,16 @@
 # 3. with --on-robot: NAOqi's ServiceManager starts the runtime on the robot
 #    (an autorun service, NAOqi >= 2.3); otherwise it starts the full NaoArmIK
 #    service (every method, Python 3 + numpy) for that robot on this computer:
-#    a systemd user unit where systemd runs, else a background process with a
-#    log and a pid file; one unit, or one pid file and log, per robot,
+#    a systemd user unit where systemd runs (enabled, and the user's lingering
+#    turned on, so that it starts at boot and runs without a login), else a
+#    background process with a log and a pid file (until the computer stops);
+#    one unit, or one pid file and log, per robot,
 # 4. checks that NaoArmIK is listed on the robot and answers getMethods.
 #
-# --stop stops one robot's service started here, and only the process this
-# script started: the pid file records its pid and its start time, and a pid
-# now held by another process (a later one, started at another time) is never
-# signalled.
+# --stop stops one robot's service started here (and disables its unit), and
+# only the process this script started: the pid file records its pid and its
+# start time, and a pid now held by another process (a later one, started at
+# another time) is never signalled.
 set -euo pipefail
 
 usage() {
@@ -35,9 +37,9 @@ options:
   --robot HOST|USER@HOST  the robot (user defaults to nao), e.g. 192.168.1.12 or nao@nao.local
   --ssh-port N            ssh port (default 22)
   --qi-port N             NAOqi port (default 9559)
-  --listen URL            where the service listens for the robot (default tcp://0.0.0.0:0: a new
-                          port at every start; behind a firewall give a fixed one, e.g.
-                          tcp://0.0.0.0:9560, and let it in)
+  --listen URL            where the service listens for the robot: tcp://HOST:PORT or tcps://HOST:PORT
+                          (default tcp://0.0.0.0:0: a new port at every start; behind a firewall give
+                          a fixed one, e.g. tcp://0.0.0.0:9560, and let it in)
   --remote-dir DIR        folder on the robot for the .pkg (default: the user's home there)
   --state-dir DIR         where each robot's service log and pid file go (default ~/.cache/nao-ik)
   --ssh-option OPT        extra option for ssh and scp, repeatable (e.g. --ssh-option -i --ssh-option key)
@@ -46,7 +48,8 @@ options:
   --no-service            install the package only
   --dry-run               print every command instead of running it
   --stop                  with --robot: stop the service a previous deploy started on this computer
-                          for that robot (and --qi-port); alone: list the robots whose services run, stop none
+                          for that robot (and --qi-port), and disable its unit; alone: list the robots
+                          whose services run, stop none
   --all                   with --stop: stop every robot's service that deploy.sh started on this computer
   -h, --help              this help
 
@@ -103,6 +106,45 @@ run() {
     printf '+'; printf ' %q' "$@"; printf '\n'
   else
     "$@"
+  fi
+}
+
+# One word of a systemd command line (systemd.service(5), "Command lines"):
+# double-quoted, with '\' and '"' escaped and '%' written '%%' (a specifier
+# otherwise); in an argument '$' is written '$$' (systemd expands $VAR and
+# ${VAR} in arguments), in the executable's path not (systemd takes that path
+# as it is: '$$' would stay '$$'). A control character (a newline would end
+# the line) is refused: status 1.
+systemd_word() {
+  local w="$1" bs="\\"
+  [[ "$w" != *[[:cntrl:]]* ]] || return 1
+  w="${w//"$bs"/"$bs$bs"}"
+  w="${w//\"/"$bs\""}"
+  w="${w//%/%%}"
+  [ "${2:-}" = executable ] || w="${w//\$/\$\$}"
+  printf '"%s"' "$w"
+}
+
+# A URL nao-ik serve listens on: tcp:// or tcps://, a host (an IPv4 address,
+# a bracketed IPv6 address or a host name) and a port (0: a new one at every
+# start), nothing else.
+listen_ok() {
+  local rest host port n
+  case "$1" in
+    tcp://*) rest="${1#tcp://}" ;;
+    tcps://*) rest="${1#tcps://}" ;;
+    *) return 1 ;;
+  esac
+  host="${rest%:*}"; port="${rest##*:}"
+  [ "$host" != "$rest" ] && [[ "$port" =~ ^(0|[1-9][0-9]{0,4})$ ]] && [ "$port" -le 65535 ] || return 1
+  if [[ "$host" =~ ^\[[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]$ ]]; then
+    return 0
+  elif [[ "$host" =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]]; then
+    for n in ${host//./ }; do [ "$((10#$n))" -le 255 ] || return 1; done
+  elif [[ "$host" =~ ^[0-9.]*$ ]]; then
+    return 1
+  else
+    [[ "$host" =~ ^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$ ]]
   fi
 }
 
@@ -209,15 +251,21 @@ recorded_pid() {
   esac
 }
 
-# Stops the service of KEY: its systemd unit if active, the process of its
-# pid file if that very process runs. Status 1 if its pid file is not one
-# deploy.sh wrote (nothing signalled).
+# Stops the service of KEY: its systemd unit if active (and disables it if
+# enabled: it would start again at the next boot), the process of its pid file
+# if that very process runs. Status 1 if its pid file is not one deploy.sh
+# wrote (nothing signalled).
 stop_one() {
   local key="$1" unit pid_file url pid status=0 found=0
   unit="$(unit_of "$key")"; pid_file="$(pid_file_of "$key")"; url="$(url_of "$key")"
   if have_systemd_user && systemctl --user is-active --quiet "$unit" 2>/dev/null; then
     run systemctl --user stop "$unit"
     echo "stopped $unit (the NaoArmIK service for $url)"
+    found=1
+  fi
+  if have_systemd_user && [ "$(systemctl --user is-enabled "$unit" 2>/dev/null)" = enabled ]; then
+    run systemctl --user disable "$unit"
+    echo "disabled $unit: it no longer starts at boot or login"
     found=1
   fi
   if [ -f "$pid_file" ]; then
@@ -321,6 +369,9 @@ stop_listed() {
 [[ "$QI_PORT" =~ ^[0-9]{1,5}$ ]] && [ "$((10#$QI_PORT))" -ge 1 ] && [ "$((10#$QI_PORT))" -le 65535 ] \
   || die "--qi-port must be a port number (1-65535), got '$QI_PORT'"
 QI_PORT="$((10#$QI_PORT))"
+# --listen becomes one argument of nao-ik serve (and of its unit's command line).
+listen_ok "$LISTEN" \
+  || die "invalid --listen '${LISTEN//[[:cntrl:]]/?}': expected tcp://HOST:PORT or tcps://HOST:PORT (HOST an IPv4 address, a [bracketed] IPv6 address or a host name; PORT 0-65535), e.g. tcp://0.0.0.0:9560"
 
 if [ "$STOP" = 1 ] && [ -z "$ROBOT" ]; then
   stop_listed || exit 1
@@ -371,6 +422,32 @@ elif command -v nao-ik >/dev/null 2>&1; then
   NAO_IK="$(command -v nao-ik)"
 else
   die "missing dependency: nao-ik (run 'make test' or 'pip install .' in $HERE first)"
+fi
+
+# Where systemd runs, the service is a unit whose command line is this one,
+# every word quoted for systemd; written once the package is installed.
+SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
+SYSTEMD=0
+if [ "$SERVICE" = 1 ] && [ "$ON_ROBOT" = 0 ] && have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
+  SYSTEMD=1
+  case "$NAO_IK" in
+    /*) ;;
+    *) NAO_IK="$(cd "$(dirname "$NAO_IK")" && pwd)/${NAO_IK##*/}"; SERVE[0]="$NAO_IK" ;;
+  esac
+  systemd_word "$NAO_IK" >/dev/null \
+    || die "the path of nao-ik, $(printf %q "$NAO_IK"), holds a control character: a systemd unit cannot name it"
+  if [[ "$NAO_IK" == *[\"\'\\]* ]]; then
+    # systemd refuses an executable whose path holds a quote or a backslash
+    # ("Executable name contains special characters"), as an argument it takes any.
+    EXEC="$(systemd_word "$(command -v env)" executable) $(systemd_word "$NAO_IK")"
+  else
+    EXEC="$(systemd_word "$NAO_IK" executable)"
+  fi
+  for word in "${SERVE[@]:1}"; do
+    EXEC+=" $(systemd_word "$word")"
+  done
+  UNIT_TEXT="$(printf '[Unit]\nDescription=nao-ik NaoArmIK service for %s\n\n[Service]\nExecStart=%s\nRestart=on-failure\nRestartSec=5\n\n[Install]\nWantedBy=default.target' \
+    "$QI_URL" "$EXEC")"
 fi
 
 SSH=(ssh -p "$SSH_PORT" -o BatchMode=yes -o ConnectTimeout=10 "${SSH_OPTS[@]}")
@@ -438,7 +515,6 @@ if [ "$ON_ROBOT" = 1 ]; then
 fi
 
 # 3. The service, on this computer.
-SERVE=("$NAO_IK" serve --qi-url "$QI_URL" --qi-listen-url "$LISTEN")
 if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
   # this robot's service only: the other robots' keep running
   stop_one "$KEY" >/dev/null || die "not starting: $PID_FILE is not a pid file deploy.sh wrote (remove it)"
@@ -446,17 +522,29 @@ if [ "$DRY" = 0 ] && { [ -f "$PID_FILE" ] || have_systemd_user; }; then
 fi
 [ "$DRY" = 1 ] || report_old
 run mkdir -p "$STATE_DIR"
-if have_systemd_user && [ -z "${NAO_IK_NO_SYSTEMD:-}" ]; then
+if [ "$SYSTEMD" = 1 ]; then
   echo "starting NaoArmIK as the systemd user unit $UNIT"
   run mkdir -p "$UNIT_DIR"
   if [ "$DRY" = 1 ]; then
-    echo "+ write $UNIT_DIR/$UNIT: ExecStart=${SERVE[*]}"
+    printf "+ cat > %q <<'EOF'\n%s\nEOF\n" "$UNIT_DIR/$UNIT" "$UNIT_TEXT"
   else
-    printf '[Unit]\nDescription=nao-ik NaoArmIK service for %s\n\n[Service]\nExecStart=%s\nRestart=on-failure\n\n[Install]\nWantedBy=default.target\n' \
-      "$QI_URL" "$(printf '%q ' "${SERVE[@]}")" > "$UNIT_DIR/$UNIT"
+    printf '%s\n' "$UNIT_TEXT" > "$UNIT_DIR/$UNIT"
   fi
   run systemctl --user daemon-reload
+  # enabled: default.target.wants/ links it, so the user's manager starts it whenever it starts
+  run systemctl --user enable "$UNIT" || die "systemctl --user enable $UNIT failed (above)"
   run systemctl --user restart "$UNIT"
+  # Lingering: the user's manager, and so the unit, starts at boot and keeps
+  # running without a login (else it stops at the user's last logout).
+  LINGER=1
+  ME="$(id -un)"
+  if ! command -v loginctl >/dev/null 2>&1; then
+    LINGER=0
+    echo "deploy.sh: no loginctl here to turn lingering on: $UNIT runs while $ME is logged in, and starts at login, not at boot" >&2
+  elif ! run loginctl --no-ask-password enable-linger "$ME" 2>/dev/null && [ ! -e "/var/lib/systemd/linger/$ME" ]; then
+    LINGER=0
+    echo "deploy.sh: loginctl would not turn lingering on for $ME: $UNIT stops at $ME's last logout and starts at login, not at boot; 'sudo loginctl enable-linger $ME' lets it run without a login and start at boot" >&2
+  fi
 else
   echo "starting NaoArmIK in the background (log: $LOG_FILE, pid file: $PID_FILE)"
   if [ "$DRY" = 1 ]; then
@@ -470,7 +558,15 @@ fi
 # 4. Check.
 echo "waiting for NaoArmIK on $QI_URL"
 if ! run "$NAO_IK" check --qi-url "$QI_URL" --timeout 30; then
+  [ "$SYSTEMD" = 1 ] && die "NaoArmIK did not come up on $QI_URL (its log: journalctl --user -u $UNIT)"
   [ -f "$LOG_FILE" ] && tail -n 20 "$LOG_FILE" >&2
   die "NaoArmIK did not come up on $QI_URL (log above)"
 fi
-echo "done: call NaoArmIK from Choregraphe or Python; stop it with $(stop_command_of "$KEY")"
+if [ "$SYSTEMD" = 0 ]; then
+  LASTS="it runs until this computer stops (deploy again after a reboot)"
+elif [ "$LINGER" = 1 ]; then
+  LASTS="systemd restarts it if it fails and starts it at every boot"
+else
+  LASTS="systemd restarts it if it fails and starts it when $ME logs in"
+fi
+echo "done: call NaoArmIK from Choregraphe or Python; $LASTS; stop it with $(stop_command_of "$KEY")"

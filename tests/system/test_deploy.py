@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -20,10 +21,15 @@ qi = pytest.importorskip("qi")
 HERE = Path(__file__).resolve().parents[2]
 DEPLOY = HERE / "deploy.sh"
 SSHD = shutil.which("sshd") or ("/usr/sbin/sshd" if os.path.exists("/usr/sbin/sshd") else None)
+#: systemd's own tools, looked up before the tests' stand-ins are put on PATH.
+SYSTEMCTL = shutil.which("systemctl")
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+NO_SYSTEMD = "Debian's systemd package has it; .ci/run installs it where it can"
 
 #: A systemctl for deploy.sh in these tests: no systemd, unless FAKE_SYSTEMD names a folder, where it keeps
-#: the units it was told to start (active/UNIT) and every call (calls). This machine's own user units are
-#: never listed nor stopped by a test.
+#: the units it was told to start (active/UNIT) and every call (calls). Enabling and disabling are systemd's
+#: own, offline (SYSTEMD_OFFLINE=1: links under $XDG_CONFIG_HOME/systemd/user, no manager asked), where
+#: REAL_SYSTEMCTL names systemctl. This machine's own user units are never listed, stopped nor enabled.
 FAKE_SYSTEMCTL = """#!/bin/sh
 d="${FAKE_SYSTEMD:-}"
 [ -n "$d" ] || exit 1
@@ -35,18 +41,32 @@ case "$1" in
   is-active) [ "$2" = --quiet ] && shift; [ -e "$d/active/$2" ] ;;
   start|restart) mkdir -p "$d/active" && touch "$d/active/$2" ;;
   stop) rm -f "$d/active/$2" ;;
+  enable|disable|is-enabled) [ -n "${REAL_SYSTEMCTL:-}" ] && SYSTEMD_OFFLINE=1 exec "$REAL_SYSTEMCTL" --user "$@" ;;
   *) exit 1 ;;
 esac
 """
+#: A loginctl that records its calls beside FAKE_SYSTEMD's, and refuses (as logind does to a user polkit
+#: does not let turn lingering on) when FAKE_LINGER=refuse. This machine's users are never changed.
+FAKE_LOGINCTL = """#!/bin/sh
+d="${FAKE_SYSTEMD:-}"
+[ -n "$d" ] || exit 1
+echo "loginctl $*" >> "$d/calls"
+[ "${FAKE_LINGER:-}" != refuse ] || { echo "Could not enable linger: Access denied" >&2; exit 1; }
+"""
 SHIMS: dict = {}
+
+
+def stand_in(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
 
 
 @pytest.fixture(autouse=True, scope="module")
 def shims(tmp_path_factory):
     d = tmp_path_factory.mktemp("shims")
     (d / "bin").mkdir()
-    (d / "bin" / "systemctl").write_text(FAKE_SYSTEMCTL)
-    (d / "bin" / "systemctl").chmod(0o755)
+    stand_in(d / "bin" / "systemctl", FAKE_SYSTEMCTL)
+    stand_in(d / "bin" / "loginctl", FAKE_LOGINCTL)
     SHIMS["bin"], SHIMS["config"] = d / "bin", d / "config"  # the units deploy.sh writes go to config
     yield
     SHIMS.clear()
@@ -68,6 +88,18 @@ def env(**extra):
 def deploy(*args, environ=None, **kw):
     return subprocess.run(["bash", str(DEPLOY), *args], capture_output=True, text=True, timeout=120,
                           env=environ or env(), **kw)  # fmt: skip
+
+
+def written_unit(stdout: str) -> tuple:
+    """The unit file a dry run would write: its path and its text, from the `+ cat > PATH <<'EOF'` it prints."""
+    lines = stdout.splitlines()
+    (start,) = [i for i, line in enumerate(lines) if line.startswith("+ cat > ")]
+    head = lines[start]
+    assert head.endswith(" <<'EOF'"), head
+    quoted = head[len("+ cat > ") : -len(" <<'EOF'")]
+    path = subprocess.run(["bash", "-c", f"printf %s {quoted}"], capture_output=True, text=True).stdout
+    end = lines.index("EOF", start)
+    return Path(path), "\n".join(lines[start + 1 : end]) + "\n"
 
 
 def recorded_pid(state: Path, qi_port: int, host: str = "127.0.0.1") -> int:
@@ -467,9 +499,8 @@ def test_each_robot_gets_its_own_systemd_unit(tmp_path):
     for host in ("a.invalid", "B.invalid"):
         out = deploy("--robot", f"nao@{host}", "--dry-run", "--state-dir", state, environ=e)
         assert out.returncode == 0, out.stdout + out.stderr
-        written = [line for line in out.stdout.splitlines() if line.startswith("+ write ")]
-        assert len(written) == 1 and f"serve --qi-url tcp://{host}:9559" in written[0], out.stdout
-        path = Path(written[0][len("+ write ") :].split(": ExecStart=")[0])
+        path, text = written_unit(out.stdout)
+        assert f'"serve" "--qi-url" "tcp://{host}:9559"' in text, out.stdout
         assert f"+ systemctl --user restart {path.name}" in out.stdout
         units[host] = path
     a, b = units["a.invalid"], units["B.invalid"]
@@ -511,3 +542,148 @@ def test_stop_options_are_checked(tmp_path):
     assert out.returncode != 0 and "invalid robot host" in out.stderr
     out = deploy("--stop", "--state-dir", state)
     assert out.returncode == 0 and "no NaoArmIK service started by deploy.sh is running" in out.stdout
+
+
+# ------------------------------------------------------------------ the systemd unit
+
+#: A clone's folder whose name systemd and the shells would read otherwise: a space, a specifier (%d) and
+#: a variable; and the same with quotes and a backslash, which systemd refuses in an executable's path.
+ODD_FOLDER = "nao ik 100%d $HOME"
+QUOTED_FOLDER = "nao ik 100%d $HOME \"q\" 'q' back\\slash"
+ME = pwd.getpwuid(os.getuid()).pw_name
+
+
+def odd_clone(tmp_path: Path, folder: str = ODD_FOLDER) -> tuple:
+    """deploy.sh in a clone under folder, whose nao-ik (.venv/bin/nao-ik, the unit's executable) is a
+    stand-in that answers every call, as do ssh and scp; and an environment where systemd runs (the fake
+    systemctl). Returns the clone's deploy.sh and that environment."""
+    clone = tmp_path / folder
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy(DEPLOY, clone / "deploy.sh")
+    (clone / "nao_ik").symlink_to(HERE / "nao_ik")  # the package is built from this checkout's behaviors/
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name, where in (("nao-ik", clone / ".venv" / "bin"), ("ssh", bin_), ("scp", bin_)):
+        stand_in(where / name, '#!/bin/sh\necho "${0##*/} $*" >> "$FAKE_SYSTEMD/calls"\n')
+    fake = tmp_path / "systemd"
+    fake.mkdir()
+    e = env(FAKE_SYSTEMD=str(fake), XDG_CONFIG_HOME=str(tmp_path / "config"), REAL_SYSTEMCTL=SYSTEMCTL or "")
+    del e["NAO_IK_NO_SYSTEMD"]
+    e["PATH"] = os.pathsep.join([str(bin_), e["PATH"]])
+    return clone / "deploy.sh", e
+
+
+def odd_deploy(script: Path, e: dict, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(script), *args], capture_output=True, text=True, timeout=120,
+                          env=dict(e, **extra))  # fmt: skip
+
+
+def odd_args(tmp_path: Path) -> list:
+    return ["--robot", "nao@nao.invalid", "--remote-dir", "/home/nao", "--listen", "tcp://0.0.0.0:9560",
+            "--state-dir", str(tmp_path / "state")]  # fmt: skip
+
+
+@pytest.mark.parametrize("folder", [ODD_FOLDER, QUOTED_FOLDER])
+def test_systemd_reads_the_unit_of_a_clone_whose_folder_has_a_space_and_a_percent(tmp_path, folder):
+    """The unit deploy.sh writes is the one its dry run prints, its ExecStart quoted for systemd, and
+    `systemd-analyze --user verify` accepts it: it finds the executable in that folder (or env, which
+    runs it, where the folder's name has a quote or a backslash)."""
+    script, e = odd_clone(tmp_path, folder)
+    dry = odd_deploy(script, e, *odd_args(tmp_path), "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    path, text = written_unit(dry.stdout)
+    assert not path.exists()
+    exe = str(script.parent / ".venv" / "bin" / "nao-ik")
+    quoted = exe.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    if folder == ODD_FOLDER:  # the executable: '$' stays, systemd takes its path as it is
+        command = f'"{quoted}"'
+    else:  # an argument of env: '$' doubled, as systemd expands variables there
+        command = f'"{shutil.which("env")}" "{quoted.replace("$", "$$")}"'
+    assert (f'ExecStart={command} "serve" "--qi-url" "tcp://nao.invalid:9559" "--qi-listen-url" '
+            '"tcp://0.0.0.0:9560"\n') in text  # fmt: skip
+    assert "WantedBy=default.target\n" in text
+    # The commands after it: enabled, (re)started, lingering asked for.
+    cmds = [line for line in dry.stdout.splitlines() if line.startswith(("+ systemctl", "+ loginctl"))]
+    assert cmds == ["+ systemctl --user daemon-reload", f"+ systemctl --user enable {path.name}",
+                    f"+ systemctl --user restart {path.name}",
+                    f"+ loginctl --no-ask-password enable-linger {ME}"], dry.stdout  # fmt: skip
+    out = odd_deploy(script, e, *odd_args(tmp_path))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert path.read_text() == text  # what the dry run printed, byte for byte
+    if SYSTEMD_ANALYZE is None:
+        pytest.skip(f"systemd-analyze is not installed ({NO_SYSTEMD}): the unit was written, not verified")
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    verify_env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), XDG_CONFIG_HOME=str(tmp_path / "config"))
+
+    def verify(unit: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([SYSTEMD_ANALYZE, "--user", "verify", str(unit)], capture_output=True, text=True,
+                              env=verify_env, timeout=60)  # fmt: skip
+
+    check = verify(path)
+    assert check.returncode == 0 and "nao-ik" not in check.stderr, check.stderr
+    # The same unit with the command quoted for bash (printf %q), as deploy.sh once wrote it: refused.
+    shell = subprocess.run(["bash", "-c", 'printf "%q " "$@"', "-", exe, "serve"], capture_output=True, text=True)
+    bad = path.parent / "nao-ik-serve-bash.quoted_9559.service"
+    bad.write_text(text.replace(text.split("ExecStart=")[1].split("\n")[0], shell.stdout))
+    check = verify(bad)
+    assert check.returncode != 0, check.stderr
+
+
+def test_the_unit_is_enabled_and_lingering_turned_on(tmp_path):
+    """enable links the unit into default.target.wants/ (systemd's own systemctl, offline, under a temporary
+    XDG_CONFIG_HOME), lingering is asked for (a refusal is said in one line, with the command that does it),
+    and --stop disables the unit again."""
+    if SYSTEMCTL is None:
+        pytest.skip(f"systemctl is not installed ({NO_SYSTEMD}): the link enabling makes cannot be checked")
+    script, e = odd_clone(tmp_path)
+    units = tmp_path / "config" / "systemd" / "user"
+    unit = units / "nao-ik-serve-nao.invalid_9559.service"
+    link = units / "default.target.wants" / unit.name
+    calls = tmp_path / "systemd" / "calls"
+    out = odd_deploy(script, e, *odd_args(tmp_path), FAKE_LINGER="refuse")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert link.is_symlink() and link.resolve() == unit.resolve(), sorted(map(str, units.rglob("*")))
+    said = [line for line in out.stderr.splitlines() if "linger" in line]
+    if Path(f"/var/lib/systemd/linger/{ME}").exists():  # on already: nothing to say
+        assert said == [], out.stderr
+    else:
+        assert said == [f"deploy.sh: loginctl would not turn lingering on for {ME}: {unit.name} stops at {ME}'s "
+                        f"last logout and starts at login, not at boot; 'sudo loginctl enable-linger {ME}' lets it "
+                        "run without a login and start at boot"], out.stderr  # fmt: skip
+        assert f"starts it when {ME} logs in" in out.stdout
+    log = calls.read_text().splitlines()
+    assert log.index(f"--user enable {unit.name}") < log.index(f"--user restart {unit.name}")
+    assert f"loginctl --no-ask-password enable-linger {ME}" in log
+    # Again, lingering allowed: the unit replaced, still enabled, nothing said.
+    out = odd_deploy(script, e, *odd_args(tmp_path))
+    assert out.returncode == 0 and "linger" not in out.stderr, out.stdout + out.stderr
+    assert "starts it at every boot" in out.stdout
+    assert link.is_symlink() and link.resolve() == unit.resolve()
+    # --stop stops it and disables it: it would come back at the next boot.
+    out = odd_deploy(script, e, "--robot", "nao.invalid", "--state-dir", str(tmp_path / "state"), "--stop")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"stopped {unit.name}" in out.stdout and f"disabled {unit.name}" in out.stdout
+    assert not link.exists() and not link.is_symlink()
+
+
+# ------------------------------------------------------------------ --listen
+
+
+@pytest.mark.parametrize(
+    "listen",
+    ["tcp://0.0.0.0:9560 --speed 1", "tcp://0.0.0.0:65536", "tcp://0.0.0.0", "http://0.0.0.0:9560",
+     "tcp://-oProxyCommand=x:9560", "tcp://300.1.1.1:9560", "tcp://[::1:9560", "tcp://0.0.0.0:09560",
+     "tcp://0.0.0.0:9560/x", "tcp://0.0.0.0:9560\nExecStartPre=/bin/false"],
+)  # fmt: skip
+def test_a_listen_url_that_is_not_one_is_refused_before_anything_runs(tmp_path, listen):
+    out = deploy("--robot", "nao.invalid", "--listen", listen, "--dry-run", "--state-dir", str(tmp_path))
+    assert out.returncode != 0 and out.stdout == "", out.stdout + out.stderr
+    assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith("deploy.sh: invalid --listen '"), out.stderr
+
+
+def test_listen_urls_qi_takes_are_accepted(tmp_path):
+    for listen in ("tcp://0.0.0.0:0", "tcp://0.0.0.0:9560", "tcps://pc.local:9503", "tcp://[::]:9560",
+                   "tcp://192.168.1.20:65535"):  # fmt: skip
+        out = deploy("--robot", "nao.invalid", "--listen", listen, "--dry-run", "--state-dir", str(tmp_path))
+        assert out.returncode == 0, listen + out.stderr
