@@ -700,11 +700,11 @@ class Engine:
         elif last is None:
             state, reason = "still", fate
         else:
-            state = "stopped"
+            state, reason = "stopped", fate or f"the {arm} stays short of its last command"
+            if not motors:
+                reason = "its motors are off"
             try:
                 self._protected(arm, end, "short of its last command")
-                reason = fate or ("its motors are off" if not motors else
-                                  f"the {arm} stays short of its last command")  # fmt: skip
             except RobotProtection as e:
                 reason = first_line(e)
         return {"arm": arm, "state": state, "reason": reason, "moving": state == "moving", "motors": motors,
