@@ -1,7 +1,10 @@
 """The command engine: what stands between a call's answer and ``ALMotion.setAngles``, written once.
 
 It keeps the arms' state (the robot's limits as a model per arm, the last command sent to each arm, its
-speed and when it went out), reads the robot (:mod:`nao_ik.service.sensed`), and sends every arm command
+speed and when it went out), reads the robot (:mod:`nao_ik.service.sensed`), holds that record against every
+reading of the robot's commanded angles (:mod:`nao_ik.motion.truth`: the robot is the truth; the record is a
+hypothesis, dropped when a reading leaves it, and an arm moving under commands the service did not send may be
+anywhere in its range until it is seen at rest), and sends every arm command
 through the same checks: finite, clamped into the limits the robot reported, clear of the body at the
 robot's posture (the other arm included, where it is and where it may be on its way), and a motion to it
 that does not cross the body (swung out around it where needed, each leg sent once the arm got there).
