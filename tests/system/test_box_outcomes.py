@@ -2,7 +2,9 @@
 
 A box passes the service's ``reason`` to its failure output unchanged (an error's first line for a refusal), and
 fires its success output only once ``NaoArmIK.getArmState`` says the arm arrived: never on a timeout, never where
-the arm never moved, and without waiting where nothing went.
+the arm never moved, and without waiting where nothing went. Reach Pose's defaults are a pose the arm takes, its
+units are on the box (metres, radians), and an angle that can only be degrees is refused before the call, in the
+service's words.
 
 Most of the box logic is held against a stand-in NaoArmIK whose answers and arm states the test sets, with a clock
 that sleeps at once (every arm-moving box, each outcome, in milliseconds); the findings themselves against the
@@ -12,11 +14,14 @@ simulated robot and the real service.
 from __future__ import annotations
 
 import ast
+import math
 import re
 import time
 
 import pytest
 
+from nao_ik import solve_pose
+from nao_ik.api.pose import check_position6d
 from nao_ik.model.arm import arm_model
 from tests.system.test_behaviors import boxes, io, make_box, start
 
@@ -29,6 +34,8 @@ def answer(box: str, reached: bool, reason: str = "", moved: bool = True, second
     motion = {"moved": moved, "names": NAMES, "angles": ANGLES, "moveSeconds": seconds}
     if box == "Reach To":
         return {"reached": reached, "reason": reason, "error": 0.0 if reached else 0.066, **motion}
+    if box == "Reach Pose":
+        return {"reached": reached, "reason": reason, "positionError": 0.0, "orientationError": 0.0, **motion}
     if box == "Point At":
         return {"pointed": reached, "reason": reason, "miss": 0.0, **motion}
     if box == "Reach Both":
@@ -48,6 +55,7 @@ def answer(box: str, reached: bool, reason: str = "", moved: bool = True, second
 #: Every box that moves an arm: the NaoArmIK method it calls, its success output, what its onStart takes.
 ARM_BOXES = {
     "Reach To": ("reachToWithSpeed", "onReached", None),
+    "Reach Pose": ("reachToPoseWithSpeed", "onReached", None),
     "Point At": ("pointAtWithSpeed", "onPointed", None),
     "Reach Both": ("reachBothWithSpeed", "onReached", None),
     "Track Path": ("trackPathWithSpeed", "onDone", [[0.15, 0.12, 0.08], [0.15, 0.13, 0.08]]),
@@ -182,7 +190,7 @@ def test_a_timeout_is_never_success(name):
     assert fired[0][1][-1] == f"the arm did not arrive within {limit:.1f} s" and clock.now - 1000 >= limit
 
 
-@pytest.mark.parametrize("name", ["Reach To", "Point At"])
+@pytest.mark.parametrize("name", ["Reach To", "Reach Pose", "Point At"])
 def test_nothing_sent_nothing_waited_for(name):
     """Reached with nothing sent (the arm is there): success at once, no getArmState."""
     method, success, _ = ARM_BOXES[name]
@@ -213,14 +221,13 @@ def test_every_arm_box_waits_with_the_same_helper():
         f = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "arrival"), None)
         return None if f is None else ast.get_source_segment(script, f)
 
-    moving = {b.get("name"): s for b, s in boxes() if re.search(r"\.(reachTo|pointAt|reachBoth|"
+    moving = {b.get("name"): s for b, s in boxes() if re.search(r"\.(reachTo|reachToPose|pointAt|reachBoth|"
                                                                  r"trackPath|grasp)WithSpeed\(", s)}  # fmt: skip
     assert {re.sub(r" \(\d\)$", "", n) for n in moving} == set(ARM_BOXES)
     texts = {n: arrival(s) for n, s in moving.items()}
     assert None not in texts.values() and len(set(texts.values())) == 1, texts
     for b, _ in boxes():
-        if b.get("name") in moving:
-            assert not {"wait", "timeout"} & set(io(b, "Parameter")), b.get("name")
+        assert not {"wait", "timeout"} & set(io(b, "Parameter")), b.get("name")
 
 
 # ------------------------------------------------------------ the findings against the service
@@ -255,3 +262,52 @@ def test_reach_to_box_fails_where_the_arm_never_moved(awake):
     assert state["state"] in ("stopped", "still") and box.fired[0][1][1] == state["reason"] != "", (box.fired, state)
     assert awake.motion.getAngles(names, True) == pytest.approx(held[0], abs=1e-3)  # it never moved
     assert time.monotonic() - t0 < 2.0
+
+
+def test_reach_pose_defaults_are_a_pose_the_arm_takes(awake):
+    """The box's default pose, as it stands (the default speed too): the library reaches it, and the box fires
+    onReached with the hand there."""
+    (box_el, _) = next((b, s) for b, s in boxes() if b.get("name") == "Reach Pose")
+    params = io(box_el, "Parameter")
+    pose = [float(params[k].get("value")) for k in ("x", "y", "z", "wx", "wy", "wz")]
+    assert solve_pose(pose, "LArm", 63).reached
+    box = make_box("Reach Pose", awake.user)
+    start(box)
+    assert [n for n, _ in box.fired] == ["onReached"] and box.fired[0][1][2] == "reached", box.fired
+    hand = awake.motion.getPosition("LArm", 0, True)
+    assert max(abs(a - b) for a, b in zip(hand[:3], pose[:3])) < 0.01  # there within its joints' sag
+
+
+def test_reach_pose_units_are_on_the_box_and_degrees_are_refused(awake):
+    """The parameters say metres and radians; an angle beyond 2 pi (degrees) is refused before any call, in the
+    words of the service's own refusal, from the parameters and from the input list alike."""
+    (box_el, _) = next((b, s) for b, s in boxes() if b.get("name") == "Reach Pose")
+    params = io(box_el, "Parameter")
+    assert all("metres" in params[k].get("tooltip") for k in ("x", "y", "z"))
+    assert all(params[k].get("tooltip").startswith("radians") for k in ("wx", "wy", "wz"))
+    assert "radians" in box_el.get("tooltip") and "degrees" not in box_el.get("tooltip").split("beyond")[0]
+    # The parameter's range lets a degrees value through to the box (the editor would clamp it to a radians-sized
+    # wrong value otherwise).
+    assert all(float(params[k].get("max")) >= 180 and float(params[k].get("min")) <= -180 for k in ("wx", "wz"))
+    calls = []
+
+    class Counting:
+        def service(self, name):
+            calls.append(name)
+            return awake.user.service(name)
+
+    degrees = [0.18, 0.15, 0.03, 90.0, 0.0, 0.0]
+    with pytest.raises(ValueError) as library:
+        check_position6d(degrees)
+    box = make_box("Reach Pose", Counting(), wx=90.0)
+    start(box)
+    assert box.fired == [("onFailed", [None, None, str(library.value)])] and calls == [], box.fired
+    start(box, [0.18, 0.15, 0.03, 0.0, 0.0, -120])
+    hint = "position6D wz -120.0 is beyond 2 pi: angles are radians (ALMotion's position6D), not degrees"
+    assert box.fired[-1] == ("onFailed", [None, None, hint]) and calls == []
+    with pytest.raises(RuntimeError) as service:
+        awake.ik.reachToPoseWithSpeed("LArm", degrees, 63, "", 1.0)
+    assert str(service.value).endswith(str(library.value))  # the service's words
+    assert awake.moves() == []
+    start(box, [0.18, 0.15, 0.03, math.pi, 0.0, 0.0])  # within 2 pi: radians, sent to the service
+    assert calls == ["NaoArmIK"]
