@@ -1298,6 +1298,21 @@ def test_the_packaged_behaviour_runs_on_the_robot_runtime(packaged):
     assert len([c for c in commands if c["method"] == "setAngles"]) == 3 and commands[-1]["method"] == "rest"
 
 
+#: Runs of the packaged diagram in a row on the runtime: 2.7 s a run, so 3 in make test, 20 in make soak.
+RUNS = 20 if os.environ.get("NAO_IK_SOAK") else 3
+
+
+def test_the_packaged_behaviour_runs_run_after_run_on_the_robot_runtime(packaged):
+    """The installed package's diagram RUNS times in a row against the one runtime, which has no getArmState (its
+    Reach To boxes see the arm arrive in ALMotion's angles): every run ends on root.onStopped, every reach on
+    onReached."""
+    for run in range(RUNS):
+        ended, boxes_ = run_diagram(packaged.user, _packaged_xar(packaged))
+        reaches = {n: b.fired for n, b in boxes_.items() if n.startswith("Reach To")}
+        assert ended == [("onStopped", None)], (run, ended, reaches)
+        assert all([f[0] for f in fired] == ["onReached"] for fired in reaches.values()), (run, reaches)
+
+
 def test_a_method_the_runtime_lacks_is_said_and_ends_the_packaged_behaviour(packaged):
     """A Reach To set to dls on the robot runtime: not a silent onFailed passed on, but the reason said, logged and
     on root.onFailed; nothing moved after it."""
