@@ -40,14 +40,15 @@ test: $(STAMP)
 # The long variant of the reliability tests: 2000 examples per property, 40 continuity paths per arm and
 # method, 60 reaches near the body per motion profile, 20,000 hostile calls over qi (6,000 to the arm
 # methods), the service's end-to-end and safety tests (reaches, poses, paths, both arms, grasp, pointAt,
-# hands, moving arms, the load test, the robot runtime) against the simulated robot's two other motion
-# profiles (make test runs them against the default one, smooth), the robot-is-the-truth tests under every
-# profile with 120 rounds of another ALMotion user (make test: 30, smooth), and a one-minute load run with 4
-# client processes.
+# hands, moving arms, the load test, the robot runtime, the boxes) against the simulated robot's two other
+# motion profiles (make test runs them against the default one, smooth), the robot-is-the-truth tests under
+# every profile with 120 rounds of another ALMotion user (make test: 30, smooth), the sample diagram through its
+# packaged boxes 20 times in a row against one service and against the robot runtime (make test: 5 and 3), and
+# a one-minute load run with 4 client processes.
 SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
 	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
 	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
-	tests/system/test_faults.py tests/system/test_sent_answers.py
+	tests/system/test_faults.py tests/system/test_sent_answers.py tests/system/test_box_outcomes.py
 soak: $(STAMP)
 	for profile in linear synchronised; do \
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
@@ -57,6 +58,8 @@ soak: $(STAMP)
 	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py \
 		tests/unit/evidence/test_continuity.py
+	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q -k run_after_run tests/system/test_box_outcomes.py \
+		tests/system/test_robot_runtime.py
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \
 		tests/system/test_hostile_arms.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
