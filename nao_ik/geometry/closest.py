@@ -41,7 +41,9 @@ from ..kinematics.chain import chain, jacobian_columns
 from ..kinematics.ops import ARRAY, SCALAR
 from ..model.arm import ArmModel
 from .clear import closest_clear, unreachable_reason
+from .damped import damping, step
 from .nearest import SLACK, move_time, nearest
+from .spread import spread
 from .swivel import body_margin
 
 #: Levenberg-Marquardt iterations from every start, then for the POLISH best ones; the starting damping (m^2).
@@ -181,22 +183,9 @@ def _seeds(model: ArmModel, q0: Sequence[float], c) -> np.ndarray:
     for b in (0, 1):
         q, _ = at(model, ring, phis, ARRAY, b)
         qs.append(np.stack(np.broadcast_arrays(*q), axis=1))
-    spread = np.array([[halton(n, base) for base in (2, 3, 5, 7)] for n in range(1, SPREAD + 1)])
-    spread = lo[:4] + spread * (hi[:4] - lo[:4])
-    spread = np.concatenate([spread, np.full((SPREAD, 1), q0[4])], axis=1)
-    seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread])
+    seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread(model, SPREAD, q0[4])])
     seeds = np.where(np.isfinite(seeds), seeds, 0.0)
     return np.clip(seeds, lo, hi)
-
-
-def halton(i: int, base: int) -> float:
-    """The i-th element of the van der Corput sequence in ``base`` (a Halton coordinate), in [0, 1)."""
-    f, r = 1.0, 0.0
-    while i > 0:
-        f /= base
-        r += f * (i % base)
-        i //= base
-    return r
 
 
 def _search(model: ArmModel, t: Sequence[float], q0: Sequence[float], c) -> Closest:
@@ -230,20 +219,13 @@ def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) ->
         hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
         e = tv - hand
         jac = np.stack([np.stack(np.broadcast_arrays(*col), axis=1) for col in jacobian_columns(ch, range(4))], axis=2)
-        # Joints at a limit that the gradient pushes outward stay there (the projection's active set).
-        grad = np.einsum("kij,ki->kj", jac, e)  # descent direction of |e|^2 / 2
-        free = ~(((q[:, :4] <= lo[:4] + 1e-12) & (grad < 0)) | ((q[:, :4] >= hi[:4] - 1e-12) & (grad > 0)))
-        jf = jac * free[:, None, :]
-        h = np.einsum("kij,kil->kjl", jf, jf) + lam[:, None, None] * np.eye(4)
-        step = np.linalg.solve(h, np.einsum("kij,ki->kj", jf, e)[..., None])[..., 0] * free
-        trial = q.copy()
-        trial[:, :4] = np.clip(q[:, :4] + step, lo[:4], hi[:4])
+        move, trial = step(q, jac, e, lam, lo, hi)
         new = _errors(model, trial, tv)
         better = new < err - 1e-15
         q = np.where(better[:, None], trial, q)
         err = np.where(better, new, err)
-        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), np.minimum(lam * 10.0, 1e12))
-        if np.all((np.abs(step).max(axis=1) < 1e-10) | (lam > 1e6)):
+        lam = damping(lam, better)
+        if np.all((np.abs(move).max(axis=1) < 1e-10) | (lam > 1e6)):
             break
     return q, err
 
