@@ -22,11 +22,16 @@ links allow, and the joint limits cut it further. Two cases:
 The distance returned in case 2 is a local minimum found from many starts,
 not a certificate; the tests compare it with a dense sampling of the joint
 space. Where the model has a body and that pose goes through it, the answer
-is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`);
-where only the body keeps the hand from the target (an exact solution
-within the limits reaches it), that is the search from the target itself,
-without the descent, and the start posture where it finds nothing clear (as
-:func:`nao_ik.solve_batch` answers): never a pose through the body.
+is the closest clear pose (:func:`nao_ik.geometry.clear_search.clear_search`:
+a descent with the body's margin as a penalty, from starts that do not
+depend on the start posture, so neither does the pose: only which of the
+equally near configurations, within CLEAR_TIE, is taken). Where only the
+body keeps the hand from the target (an exact solution within the limits
+reaches it), the answer is the nearest clear pose toward the target, a
+search from the target itself without the descent
+(:func:`nao_ik.geometry.clear.closest_clear`), and the start posture where
+it finds nothing clear (as :func:`nao_ik.solve_batch` answers): never a pose
+through the body.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from ..kinematics.chain import chain, jacobian_columns
 from ..kinematics.ops import ARRAY, SCALAR
 from ..model.arm import ArmModel
 from .clear import closest_clear, unreachable_reason
+from .clear_search import clear_search
 from .damped import damping, step
 from .nearest import SLACK, move_time, nearest
 from .spread import spread
@@ -55,8 +61,10 @@ DAMPING = 1e-4
 #: along a flat valley would gain less than 20x that).
 STALL = 20
 STALL_GAIN = 1e-10
-#: Distances within this of the best count as equally close (metres).
+#: Distances within this of the best count as equally close (metres); with the body, whose search holds the answers
+#: within about its SHIFT of the margin (:mod:`nao_ik.geometry.clear_search`), within CLEAR_TIE.
 TIE = 1e-9
+CLEAR_TIE = 1e-6
 #: Evenly spread joint-space starts (a Halton sequence over the four joints' ranges).
 SPREAD = 48
 
@@ -108,9 +116,7 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
         return Closest(found.angles, found.distance, False)
     best = _search(model, t, q0, near.circle)
     if model.body and body_margin(model, best.angles) < -SLACK:
-        # The closest pose goes through the body: the nearest clear one toward it.
-        found = closest_clear(model, t, q0, chain(model, list(best.angles)).hand)
-        return Closest(found.angles, found.distance, False)
+        return _clear(model, t, q0)  # the closest pose goes through the body: the closest clear one
     return best
 
 
@@ -162,6 +168,18 @@ def _distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:
         value = max(extreme(np.array([0.5 * (a + b), grid[k]]), sign)) * sign
         out.append(math.sqrt(max(base + 2.0 * value, 0.0)))
     return out[0], out[1]
+
+
+def _clear(model: ArmModel, t: Sequence[float], q0: Sequence[float]) -> Closest:
+    """The closest clear pose (:func:`nao_ik.geometry.clear_search.clear_search`): among the answers within CLEAR_TIE
+    of the nearest, the shortest move from the start; the start posture where nothing clear was found."""
+    found = clear_search(model, t, q0[4])
+    if not found.distances.size:
+        return Closest(tuple(q0), _distance(model, q0, t), False)
+    ties = np.flatnonzero(found.distances <= found.distances[0] + CLEAR_TIE)
+    times = [move_time(model, found.angles[i].tolist(), q0, SCALAR) for i in ties]
+    pick = int(ties[int(np.argmin(times))])
+    return Closest(tuple(float(x) for x in found.angles[pick]), float(found.distances[pick]), False)
 
 
 def _distance(model: ArmModel, q: Sequence[float], t: Sequence[float]) -> float:

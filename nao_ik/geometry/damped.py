@@ -1,8 +1,9 @@
-"""One step of projected Levenberg-Marquardt from many starts at once: the closest-pose search's descent.
+"""One step of projected Levenberg-Marquardt from many starts at once: the closest-pose searches' descent.
 
-The search for the closest attainable pose (:mod:`nao_ik.geometry.closest`) reduces residuals by least squares over
-the four position joints, WristYaw held, inside the joint limits: :func:`step` is each start's damped Gauss-Newton
-step projected onto the limits' box, and :func:`damping` how each start's damping follows whether its step was taken.
+The searches for the closest attainable pose (:mod:`nao_ik.geometry.closest`, and with the body
+:mod:`nao_ik.geometry.clear_search`) reduce residuals by least squares over the four position joints, WristYaw held,
+inside the joint limits: :func:`step` is each start's damped Gauss-Newton step projected onto the limits' box, and
+:func:`damping` how each start's damping follows whether its step was taken.
 """
 
 from __future__ import annotations

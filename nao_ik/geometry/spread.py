@@ -1,7 +1,7 @@
 """Postures spread evenly over an arm's joint ranges: the Halton sequence, deterministic and the same for every call.
 
-The searches that start from many postures at once (:mod:`nao_ik.geometry.closest`, the solvers' restarts in
-:mod:`nao_ik.solvers.pipeline`) take theirs from it.
+The searches that start from many postures at once (:mod:`nao_ik.geometry.closest`,
+:mod:`nao_ik.geometry.clear_search`, the solvers' restarts in :mod:`nao_ik.solvers.pipeline`) take theirs from it.
 """
 
 from __future__ import annotations
