@@ -237,3 +237,19 @@ def test_out_of_reach_behind_the_body_from_100_random_starts(arm, target):
     for i, q0 in enumerate(clear_starts(model, 100, 43)):
         sol = nao_ik.solve(target, model, initial=q0)
         assert np.linalg.norm(_hand(model, sol) - best.nearest) <= SAME, (i, q0, sol)
+
+
+def test_a_solve_asks_for_the_closest_pose_once(monkeypatch):
+    """A method's answer nearer than the closest pose, through the body, is replaced in the body check by that pose:
+    the second question (the same model, target and start) gets the first answer, not a second search."""
+    import nao_ik.geometry.closest as module
+
+    calls = []
+    compute = module._closest
+    monkeypatch.setattr(module, "_closest", lambda *a: calls.append(a) or compute(*a))
+    model, start = demo_moment()
+    sol = nao_ik.solve(DEMO_TARGET, model, "dls", initial=start)
+    assert sol.refined and len(calls) == 1
+    assert module.closest(model, DEMO_TARGET, start).angles == sol.angles and len(calls) == 1
+    module.closest(model, DEMO_TARGET, model.neutral)
+    assert len(calls) == 2
