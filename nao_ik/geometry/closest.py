@@ -22,17 +22,23 @@ links allow, and the joint limits cut it further. Two cases:
 The distance returned in case 2 is a local minimum found from many starts,
 not a certificate; the tests compare it with a dense sampling of the joint
 space. Where the model has a body and that pose goes through it, the answer
-is the nearest clear pose toward it (:func:`nao_ik.geometry.clear.closest_clear`);
-where only the body keeps the hand from the target (an exact solution
-within the limits reaches it), that is the search from the target itself,
-without the descent, and the start posture where it finds nothing clear (as
-:func:`nao_ik.solve_batch` answers): never a pose through the body.
+is the closest clear pose (:func:`nao_ik.geometry.clear_search.clear_search`:
+a descent with the body's margin as a penalty, from starts that do not
+depend on the start posture, so neither does the pose: only which of the
+equally near configurations, within CLEAR_TIE, is taken). Where only the
+body keeps the hand from the target (an exact solution within the limits
+reaches it), the answer is the nearest clear pose toward the target, a
+search from the target itself without the descent
+(:func:`nao_ik.geometry.clear.closest_clear`), and the start posture where
+it finds nothing clear (as :func:`nao_ik.solve_batch` answers): never a pose
+through the body.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -41,7 +47,10 @@ from ..kinematics.chain import chain, jacobian_columns
 from ..kinematics.ops import ARRAY, SCALAR
 from ..model.arm import ArmModel
 from .clear import closest_clear, unreachable_reason
+from .clear_search import clear_search
+from .damped import damping, step
 from .nearest import SLACK, move_time, nearest
+from .spread import spread
 from .swivel import body_margin
 
 #: Levenberg-Marquardt iterations from every start, then for the POLISH best ones; the starting damping (m^2).
@@ -53,8 +62,13 @@ DAMPING = 1e-4
 #: along a flat valley would gain less than 20x that).
 STALL = 20
 STALL_GAIN = 1e-10
-#: Distances within this of the best count as equally close (metres).
+#: Distances within this of the best count as equally close (metres); with the body, whose search holds the answers
+#: within about its SHIFT of the margin (:mod:`nao_ik.geometry.clear_search`), within CLEAR_TIE.
 TIE = 1e-9
+CLEAR_TIE = 1e-6
+#: Each thread's last answer: a solve whose method ends nearer than it, through the body, asks again in its body
+#: check (the same model, target and start).
+_LAST = threading.local()
 #: Evenly spread joint-space starts (a Halton sequence over the four joints' ranges).
 SPREAD = 48
 
@@ -86,6 +100,15 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
     """
     t = [float(x) for x in target]
     q0 = [float(x) for x in q0]
+    key = (tuple(t), tuple(q0))
+    last = getattr(_LAST, "answer", None)
+    if last is None or last[0] is not model or last[1] != key:
+        last = _LAST.answer = (model, key, _closest(model, t, q0))
+    return last[2]
+
+
+def _closest(model: ArmModel, t: list, q0: list) -> Closest:
+    """:func:`closest`, computed."""
     near = nearest(model, t, q0, SCALAR)
     if not near.found:
         # The links could reach that distance but the ElbowYaw/ElbowRoll limits
@@ -106,9 +129,7 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
         return Closest(found.angles, found.distance, False)
     best = _search(model, t, q0, near.circle)
     if model.body and body_margin(model, best.angles) < -SLACK:
-        # The closest pose goes through the body: the nearest clear one toward it.
-        found = closest_clear(model, t, q0, chain(model, list(best.angles)).hand)
-        return Closest(found.angles, found.distance, False)
+        return _clear(model, t, q0)  # the closest pose goes through the body: the closest clear one
     return best
 
 
@@ -162,6 +183,18 @@ def _distance_range(model: ArmModel, wrist: float) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def _clear(model: ArmModel, t: Sequence[float], q0: Sequence[float]) -> Closest:
+    """The closest clear pose (:func:`nao_ik.geometry.clear_search.clear_search`): among the answers within CLEAR_TIE
+    of the nearest, the shortest move from the start; the start posture where nothing clear was found."""
+    found = clear_search(model, t, q0[4])
+    if not found.distances.size:
+        return Closest(tuple(q0), _distance(model, q0, t), False)
+    ties = np.flatnonzero(found.distances <= found.distances[0] + CLEAR_TIE)
+    times = [move_time(model, found.angles[i].tolist(), q0, SCALAR) for i in ties]
+    pick = int(ties[int(np.argmin(times))])
+    return Closest(tuple(float(x) for x in found.angles[pick]), float(found.distances[pick]), False)
+
+
 def _distance(model: ArmModel, q: Sequence[float], t: Sequence[float]) -> float:
     h = chain(model, list(q)).hand
     return math.sqrt(sum((a - b) ** 2 for a, b in zip(h, t)))
@@ -181,22 +214,9 @@ def _seeds(model: ArmModel, q0: Sequence[float], c) -> np.ndarray:
     for b in (0, 1):
         q, _ = at(model, ring, phis, ARRAY, b)
         qs.append(np.stack(np.broadcast_arrays(*q), axis=1))
-    spread = np.array([[halton(n, base) for base in (2, 3, 5, 7)] for n in range(1, SPREAD + 1)])
-    spread = lo[:4] + spread * (hi[:4] - lo[:4])
-    spread = np.concatenate([spread, np.full((SPREAD, 1), q0[4])], axis=1)
-    seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread])
+    seeds = np.concatenate([np.asarray(q0, dtype=float)[None], *qs, spread(model, SPREAD, q0[4])])
     seeds = np.where(np.isfinite(seeds), seeds, 0.0)
     return np.clip(seeds, lo, hi)
-
-
-def halton(i: int, base: int) -> float:
-    """The i-th element of the van der Corput sequence in ``base`` (a Halton coordinate), in [0, 1)."""
-    f, r = 1.0, 0.0
-    while i > 0:
-        f /= base
-        r += f * (i % base)
-        i //= base
-    return r
 
 
 def _search(model: ArmModel, t: Sequence[float], q0: Sequence[float], c) -> Closest:
@@ -230,20 +250,13 @@ def _descend(model: ArmModel, q: np.ndarray, tv: np.ndarray, iterations: int) ->
         hand = np.stack(np.broadcast_arrays(*ch.hand), axis=1)
         e = tv - hand
         jac = np.stack([np.stack(np.broadcast_arrays(*col), axis=1) for col in jacobian_columns(ch, range(4))], axis=2)
-        # Joints at a limit that the gradient pushes outward stay there (the projection's active set).
-        grad = np.einsum("kij,ki->kj", jac, e)  # descent direction of |e|^2 / 2
-        free = ~(((q[:, :4] <= lo[:4] + 1e-12) & (grad < 0)) | ((q[:, :4] >= hi[:4] - 1e-12) & (grad > 0)))
-        jf = jac * free[:, None, :]
-        h = np.einsum("kij,kil->kjl", jf, jf) + lam[:, None, None] * np.eye(4)
-        step = np.linalg.solve(h, np.einsum("kij,ki->kj", jf, e)[..., None])[..., 0] * free
-        trial = q.copy()
-        trial[:, :4] = np.clip(q[:, :4] + step, lo[:4], hi[:4])
+        move, trial = step(q, jac, e, lam, lo, hi)
         new = _errors(model, trial, tv)
         better = new < err - 1e-15
         q = np.where(better[:, None], trial, q)
         err = np.where(better, new, err)
-        lam = np.where(better, np.maximum(lam * 0.3, 1e-12), np.minimum(lam * 10.0, 1e12))
-        if np.all((np.abs(step).max(axis=1) < 1e-10) | (lam > 1e6)):
+        lam = damping(lam, better)
+        if np.all((np.abs(move).max(axis=1) < 1e-10) | (lam > 1e6)):
             break
     return q, err
 

@@ -29,10 +29,11 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from ..geometry.closest import closest, halton
+from ..geometry.closest import closest
 from ..geometry.nearest import Nearest, kept_searches, move_time, nearest, none_closer
 from ..geometry.proof import shorter_exists
 from ..geometry.scalar.nearest import BEAT
+from ..geometry.spread import halton
 from ..geometry.swivel import swivel_seeds
 from ..kinematics.chain import forward, forward_batch
 from ..kinematics.ops import ARRAY, SCALAR

@@ -8,10 +8,11 @@ checked against the arm model's body (:attr:`~nao_ik.model.arm.ArmModel.body`,
   ``reason`` (:func:`nao_ik.geometry.clear.unreachable_reason`);
 - within the margin: replaced by the nearest clear exact solution
   (:func:`nao_ik.geometry.nearest.nearest`, the body a limit), as the driver
-  does for continuity; where there is none, by the closest clear pose toward
-  the target (:func:`nao_ik.geometry.closest.closest`, which then goes to
-  :func:`nao_ik.geometry.clear.closest_clear`), ``refined`` and with its
-  ``reason``; a batch searches for all of its blocked targets together
+  does for continuity; where there is none, by the closest clear pose
+  (:func:`nao_ik.geometry.closest.closest`: for a target only the body keeps
+  the hand from, :func:`nao_ik.geometry.clear.closest_clear` toward it; out of
+  reach or behind the limits, :func:`nao_ik.geometry.clear_search.clear_search`),
+  ``refined`` and with its ``reason``; a batch searches for all of its blocked targets together
   (:func:`nao_ik.geometry.blocked.clear_toward`, the same rays, with what cannot
   change the answer left out), and only the targets whose closest attainable
   pose without the body goes through it (out of reach, or behind the joint

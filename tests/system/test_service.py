@@ -87,6 +87,35 @@ def test_unreachable_target_moves_as_close_as_possible(awake):
     assert awake.stub.getViolations() == []
 
 
+def test_the_demos_out_of_reach_target_from_where_its_reaches_left_the_arms(awake):
+    """The demo's sequence of reaches, for its default method and one whose answer there was the arm's own posture,
+    283.7 mm from the target: the right arm on its way across the front (the demo's reach came while the service's
+    reading had it short of its last command), nothing clear lay along the search's rays toward the closest pose.
+    Now that reach ends at the closest clear pose; and with the arms at rest, at nearestReachable's point."""
+    from nao_ik.tools.demo import TARGETS
+
+    awake.ik.setSpeed(1.0)
+    names = list(arm_model("LArm").names + arm_model("RArm").names)
+    (*before, (_, far)) = TARGETS
+    (_, front_right), (_, low_right) = before[-2:]
+    for method in ("analytic", "nn-modular"):
+        for _, target in before:
+            awake.ik.reachTo(*target, method)
+            awake.wait_still(names)
+        awake.ik.reachTo(*front_right, method)
+        awake.wait_still(names)
+        awake.ik.reachTo(*low_right, method)  # and at once, the right arm on its way
+        r = awake.ik.reachTo(*far, method)
+        assert not r["reached"] and r["moved"] and r["error"] < 0.14, (method, r["error"], r["reason"])
+        awake.wait_still(names)
+        time.sleep(0.1)  # the service's readings are the arms at rest
+        best = awake.ik.nearestReachable("LArm", *far, 0)
+        r = awake.ik.computeAngles("LArm", *far, method)
+        assert r["shortfall"] == pytest.approx(0.0, abs=1e-9) and r["error"] < 0.1197, method
+        assert np.linalg.norm(nao_ik.forward(r["angles"], "LArm") - best["nearest"]) <= 1e-4, method
+    assert awake.stub.getViolations() == []
+
+
 def test_methods_and_speed(awake):
     assert set(awake.ik.getMethods()) == set(METHODS)
     assert awake.ik.getSpeed() == pytest.approx(0.2)

@@ -131,3 +131,125 @@ def test_a_single_solves_second_search_with_the_body_is_its_first(monkeypatch):
     module.nearest(other, t, list(other.neutral), SCALAR)
     module.nearest(model._replace(body=model.body[:2]), t, q0, SCALAR)
     assert len(calls) == 4
+
+
+#: The demo's out-of-reach target, and the moment it was asked (``nao-ik demo``, method ``nn-refined``): the left
+#: arm where its reach "out to the left" left it; the right arm read 2.5 mrad short of its reach "low, right", so the
+#: body held it anywhere on its way there from "in front, right" (a reading asked before it arrived).
+DEMO_TARGET = (0.34, 0.10, 0.10)
+DEMO_START = (-1.60499, 1.10337, 1.82350, -1.22852, 0.0)
+DEMO_RIGHT = {
+    "seen": (0.72821, -0.84389, 0.03272, 1.07651, 0.0),
+    "aim": (0.73070, -0.84389, 0.03024, 1.07651, 0.0),
+    "from": (0.26490, -0.79841, 0.49603, 1.34297, 0.0),
+}
+#: Other targets out of reach whose closest pose without the body goes through it (the standing body): in front,
+#: behind the back, inside the shoulder, over it.
+FAR = [("LArm", (0.34, 0.10, 0.10)), ("RArm", (0.34, -0.10, 0.10)), ("LArm", (-0.189, 0.081, 0.07)),
+       ("LArm", (-0.033, 0.057, 0.101)), ("RArm", (0.005, 0.084, 0.264))]  # fmt: skip
+#: The hand's distance (metres) from nearest_reachable's point that counts as the same answer.
+SAME = 1e-4
+
+
+def demo_moment():
+    """(the left arm's model with the body as the service built it then, the left arm's posture)."""
+    from nao_ik.geometry.collision import posture_body
+
+    right = DEMO_RIGHT
+    body = posture_body((-0.45, -0.45), (arm_model("RArm"), right["seen"]), right["aim"], 1.0, (0.0, 0.0),
+                        ((right["from"], 1.0),))  # fmt: skip
+    return arm_model("LArm")._replace(body=body), DEMO_START
+
+
+def clear_starts(model, n: int, seed: int, wrist: float = 0.0) -> np.ndarray:
+    """``n`` random postures inside the limits and clear of the model's body, WristYaw ``wrist`` (seeded)."""
+    from nao_ik.geometry.collision import clear_of_body
+
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < n:
+        q = rng.uniform(model.lower, model.upper, (4 * n, 5))
+        q[:, 4] = wrist
+        found.extend(q[clear_of_body(model, q)])
+    return np.array(found[:n])
+
+
+def _hand(model, sol) -> np.ndarray:
+    return nao_ik.forward(sol.angles, model)
+
+
+def test_the_demos_out_of_reach_target_from_where_the_demo_left_the_arm():
+    """The demo answered (0.34, 0.10, 0.10) with the arm where it was, 283.7 mm from the target, with shortfall 0:
+    nothing clear was found toward the closest pose without the body (the right arm's way across the front), so the
+    start posture was taken. Every method that ends at the closest attainable pose now ends at nearest_reachable's
+    point, clear of the body and 152 mm nearer than that."""
+    from nao_ik.geometry.collision import clearance
+    from nao_ik.model.body import MARGIN
+    from nao_ik.recipes.reachability import nearest_reachable
+
+    model, start = demo_moment()
+    t = np.array(DEMO_TARGET)
+    assert np.linalg.norm(nao_ik.forward(start, model) - t) == pytest.approx(0.2837, abs=1e-4)
+    best = nearest_reachable(t, model, initial=start)
+    assert not best.reachable and best.distance < 0.132
+    for method in nao_ik.METHODS:
+        sol = nao_ik.solve(t, model, method, initial=start)
+        if method in ("nn-paper", "cells"):  # the papers' approximations keep their answers
+            continue
+        assert np.linalg.norm(_hand(model, sol) - best.nearest) <= SAME, method
+        assert sol.error <= best.distance + 1e-9 and sol.shortfall == pytest.approx(0.0, abs=1e-9), method
+        assert clearance(model, sol.angles, model.body).distance >= MARGIN - 1e-9, method
+        assert sol.reason == "out of reach"
+
+
+def test_the_demos_target_from_100_random_starts():
+    """From 100 random clear postures (the demo's WristYaw) the answer is nearest_reachable's point, whatever the
+    start: the closest pose is searched from starts that do not depend on it."""
+    from nao_ik.recipes.reachability import nearest_reachable
+
+    model, _ = demo_moment()
+    best = nearest_reachable(DEMO_TARGET, model)
+    starts = clear_starts(model, 100, 41)
+    for i, q0 in enumerate(starts):
+        sol = nao_ik.solve(DEMO_TARGET, model, initial=q0)
+        assert np.linalg.norm(_hand(model, sol) - best.nearest) <= SAME, (i, q0, sol)
+    for q0 in starts[:10]:  # every method claiming the closest pose, and the recipe itself, from some of them
+        got = nearest_reachable(DEMO_TARGET, model, initial=q0)
+        assert np.linalg.norm(np.subtract(got.nearest, best.nearest)) <= SAME
+        for method in ("fabrik", "dls", "sdls", "jacobian-pinv", "nn", "nn-refined", "nn-modular"):
+            sol = nao_ik.solve(DEMO_TARGET, model, method, initial=q0)
+            assert np.linalg.norm(_hand(model, sol) - best.nearest) <= SAME, (method, q0)
+
+
+@pytest.mark.parametrize("arm, target", FAR)
+def test_out_of_reach_behind_the_body_from_100_random_starts(arm, target):
+    """Targets whose closest pose without the body goes through the standing body: from 100 random clear postures
+    (WristYaw 0) every answer is nearest_reachable's point. (Before, where nothing clear lay along the search's
+    rays, the answer was the start posture: up to hundreds of millimetres farther, different from every start.)"""
+    from nao_ik.geometry.collision import clearance
+    from nao_ik.model.body import MARGIN
+    from nao_ik.recipes.reachability import nearest_reachable
+
+    model = arm_model(arm)
+    best = nearest_reachable(target, model)
+    free = closest(model.bodiless(), target, model.neutral)
+    assert not best.reachable and clearance(model, free.angles, model.body).distance < MARGIN  # the body is in the way
+    for i, q0 in enumerate(clear_starts(model, 100, 43)):
+        sol = nao_ik.solve(target, model, initial=q0)
+        assert np.linalg.norm(_hand(model, sol) - best.nearest) <= SAME, (i, q0, sol)
+
+
+def test_a_solve_asks_for_the_closest_pose_once(monkeypatch):
+    """A method's answer nearer than the closest pose, through the body, is replaced in the body check by that pose:
+    the second question (the same model, target and start) gets the first answer, not a second search."""
+    import nao_ik.geometry.closest as module
+
+    calls = []
+    compute = module._closest
+    monkeypatch.setattr(module, "_closest", lambda *a: calls.append(a) or compute(*a))
+    model, start = demo_moment()
+    sol = nao_ik.solve(DEMO_TARGET, model, "dls", initial=start)
+    assert sol.refined and len(calls) == 1
+    assert module.closest(model, DEMO_TARGET, start).angles == sol.angles and len(calls) == 1
+    module.closest(model, DEMO_TARGET, model.neutral)
+    assert len(calls) == 2
