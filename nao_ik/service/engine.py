@@ -879,6 +879,9 @@ class Engine:
                     move = sweep_from(now, start, q, speed, self.way(now, start))
                     part = None if move.clear else move.part or "body"
                 if part is not None:
+                    other = OTHER_ARM[model.arm]
+                    if part == OTHER_ARM_PART and self.unknown(other):  # it moves under another's command now
+                        raise RuntimeError(f"{what}: {FOREIGN.format(arm=other)}")
                     why = MET if part == OTHER_ARM_PART else f"collision: the {part} is now where this motion would go"
                     raise RuntimeError(f"{what}: {why}; nothing {'more ' if more else ''}sent")
             self.send(model.arm, names, q, speed, end)
