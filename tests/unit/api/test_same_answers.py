@@ -10,9 +10,12 @@ outcome on every row (reached, the reason, a path completed, NaN where NaN),
 and each row's answer the stored one within its tolerance, or another one
 only where rounding decides between them (``NUDGES``).
 
-A change that is meant to change answers rewrites the file
-(``NAO_IK_WRITE_GOLDEN=1 python -m pytest tests/unit/api/test_same_answers.py``)
-and says why in its commit.
+Bit for bit, for a refactor: ``make same-answers`` (``python -m
+tests.unit.api.test_same_answers --exact`` on the kernels the file was
+written with, ``KERNEL``, which that command selects) compares every stored
+array with ``np.array_equal``: a change that only removes work, or moves it,
+must leave every float where it was. A change that is meant to change answers
+rewrites the file (``make same-answers-write``) and says why in its commit.
 
 The targets: the benchmark's (hand positions of random in-limit
 configurations, about 7 % of them reachable only through the body), points in
@@ -22,8 +25,9 @@ through it), and a few out of reach, for both arms.
 
 from __future__ import annotations
 
+import argparse
 import functools
-import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +42,8 @@ from nao_ik.model.body import MARGIN
 from nao_ik.recipes.track import random_lines, track_path
 
 GOLDEN = Path(__file__).parent / "data" / "same_answers.npz"
+#: The OpenBLAS kernels the file was written with (make same-answers-write): others round differently.
+KERNEL = "Haswell"
 ARMS = ("LArm", "RArm")
 #: Targets per arm for the single solves (the slow case: the searches of the targets behind the body run
 #: one at a time) and for the batches.
@@ -77,9 +83,7 @@ _WRITING: dict = {}
 
 @functools.lru_cache(maxsize=1)
 def stored() -> dict:
-    """The golden file's arrays (written first where ``NAO_IK_WRITE_GOLDEN`` is set)."""
-    if os.environ.get("NAO_IK_WRITE_GOLDEN"):
-        write_golden()
+    """The golden file's arrays."""
     with np.load(GOLDEN) as f:
         return dict(f)
 
@@ -170,7 +174,7 @@ MAKERS = {"single": single_answers, "batch": batch_answers, "pose": pose_answers
 
 
 def write_golden() -> None:
-    """Compute every case and store it with its targets (``NAO_IK_WRITE_GOLDEN=1``)."""
+    """Compute every case and store it with its targets (``--write``)."""
     for arm in ARMS:
         _WRITING[f"targets/{arm}/single"] = make_targets(arm, SINGLE, 1)
         _WRITING[f"targets/{arm}/batch"] = make_targets(arm, BATCH, 3)
@@ -208,7 +212,7 @@ OUTCOME = ("reached", "reason", "completed")
 #: rounding if computed again with its inputs moved by NUDGE (m or rad: ~1e4 ulps of a target, which moves a
 #: settled answer far less than its tolerance) it lands elsewhere in one of NUDGES tries; any other row that
 #: moved is a changed answer. (The iterations an answer took are not compared: rounding moves them by a few
-#: where a stall rule decides.)
+#: where a stall rule decides. ``--exact`` compares them.)
 NUDGE = 1e-12
 NUDGES = 16
 
@@ -285,3 +289,64 @@ def test_same_answers(golden, kind, arm, method):
     assert not outcome + nan, f"outcomes changed: {outcome + nan}"
     changed = changed_answers(kind, arm, method, got, want)
     assert not changed, f"answers changed on {len(changed)} rows: {changed[:6]}{' ...' if len(changed) > 6 else ''}"
+
+
+def exact_differences() -> list:
+    """The stored arrays that differ from those computed now, bit for bit (NaN where NaN), but the batch's
+    angles and error for the targets only configurations through the body reach (see ``changed_answers``)."""
+    golden = stored()
+    out = []
+    for kind, arm, method in CASES:
+        got = MAKERS[kind](arm, method)
+        want = {k: v for k, v in golden.items() if k.startswith(f"{kind}/{arm}/{method}/")}
+        if kind == "batch":
+            for name in {k.rsplit("/", 1)[0] for k in want}:
+                other = ~np.char.startswith(want[f"{name}/reason"], "collision")
+                for key in (f"{name}/angles", f"{name}/error"):
+                    got[key], want[key] = got[key][other], want[key][other]
+        out += sorted(set(got) ^ set(want))
+        out += [k for k in sorted(set(got) & set(want))
+                if not np.array_equal(got[k], want[k], equal_nan=want[k].dtype.kind == "f")]  # fmt: skip
+    return out
+
+
+def blas_kernel() -> str | None:
+    """The kernels numpy's OpenBLAS runs (None: numpy runs another BLAS)."""
+    from threadpoolctl import threadpool_info
+
+    found = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+    return found[0] if found else None
+
+
+def main(argv: list | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.unit.api.test_same_answers",
+        description=f"The golden answers ({GOLDEN.name}) bit for bit, for a change that should only make things "
+        "faster (--exact), or rewritten from the code, for one meant to change answers (--write). Both on "
+        f"OpenBLAS's {KERNEL} kernels, the file's: OpenBLAS picks its kernels by CPU and theirs round "
+        "differently, so the tests compare within a tolerance instead. make same-answers and make "
+        "same-answers-write select the kernels for that command alone. Bit for bit also needs numpy's loops for "
+        "the CPU that wrote the file (AVX-512): on another, write the file from the code before the change, "
+        "compare after, then git checkout the file.",
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--exact", action="store_true", help="compare every stored array bit for bit")
+    what.add_argument("--write", action="store_true", help="rewrite the file (say why in the commit)")
+    args = parser.parse_args(argv)
+    kernel = blas_kernel()
+    if kernel != KERNEL:
+        parser.error(f"numpy's BLAS runs {kernel or 'other'} kernels, the file's are OpenBLAS's {KERNEL}: run "
+                     f"make same-answers{'-write' if args.write else ''}, which selects them")  # fmt: skip
+    if args.write:
+        write_golden()
+        print(f"wrote {GOLDEN}")
+        return 0
+    differ = exact_differences()
+    for key in differ:
+        print(f"differs: {key}")
+    print(f"{len(differ)} of the stored arrays differ" if differ else "every stored answer bit for bit")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
