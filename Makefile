@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 comma := ,
 STAMP := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: demo test soak bench report lint clean view-screenshot view-cost package
+.PHONY: demo test soak bench report lint clean view-screenshot view-cost package same-answers same-answers-write
 
 # libqi (the 'qi' package) has wheels for CPython 3.8-3.12 on Linux x86_64 only; nao-ik needs 3.9 or newer.
 CHECK_PYTHON := import sys, platform; v = sys.version_info[:2]; ok = (3, 9) <= v <= (3, 12) and \
@@ -63,6 +63,19 @@ soak: $(STAMP)
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \
 		tests/system/test_hostile_arms.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
+
+# The golden answers (tests/unit/api/data/same_answers.npz) bit for bit, for a change that should only make
+# things faster; same-answers-write rewrites them, for a change meant to change answers (say why in its
+# commit). OpenBLAS picks its kernels by CPU and theirs round differently, so these two commands, not the
+# tests, run the kernels the file was written with; make test compares the answers within a tolerance that
+# holds on every kernel. Bit for bit also needs numpy's loops for the CPU that wrote the file (AVX-512): on
+# another, run same-answers-write before the change, same-answers after, then git checkout the file.
+GOLDEN_KERNEL := OPENBLAS_CORETYPE=Haswell
+same-answers: $(STAMP)
+	$(GOLDEN_KERNEL) $(BIN)/python -m tests.unit.api.test_same_answers --exact
+
+same-answers-write: $(STAMP)
+	$(GOLDEN_KERNEL) $(BIN)/python -m tests.unit.api.test_same_answers --write
 
 report: $(STAMP)
 	$(BIN)/nao-ik report --out docs/report

@@ -1,13 +1,7 @@
 import os
 
-# One BLAS kernel for every run, before numpy loads OpenBLAS: it picks its kernels by CPU (SkylakeX on one
-# machine, Haswell on another), and their floats differ in the last bits, which the golden answers
-# (tests/unit/api/test_same_answers.py) compare bit for bit. Haswell's (AVX2) run on every x86-64 CPU libqi's
-# wheels are for.
-os.environ["OPENBLAS_CORETYPE"] = "Haswell"
-
-import pytest  # noqa: E402
-from hypothesis import HealthCheck, settings  # noqa: E402
+import pytest
+from hypothesis import HealthCheck, settings
 
 # make test runs 30 examples per property wherever it runs (CI included: twice as many there doubled the
 # property tests' share of the suite's five minutes, `pytest --durations`); make soak runs 2000.
