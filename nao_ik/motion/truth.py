@@ -55,8 +55,9 @@ LAG = 0.5
 #: time, through readings up to LAG late.
 REST_SPAN = STOPPED_CYCLES * CYCLE + LAG
 #: Seconds a call that moves an arm waits for an arm moving under commands the service did not send (another
-#: program, a timeline, ALMotion's breathing or idle posture) to come to rest before it refuses with :data:`FOREIGN`.
-FOREIGN_WAIT = 2.0
+#: program, a timeline, ALMotion's breathing or idle posture) to come to rest before it refuses with :data:`FOREIGN`:
+#: 2 s for the motion to end, and LAG for the readings that prove it.
+FOREIGN_WAIT = 2.0 + LAG
 #: Seconds a computation waits for a first proof that an arm it has not seen at rest is at rest (a service that has
 #: just started): REST_SPAN of readings and 2 x STOPPED_CYCLES cycles to spare.
 SETTLE = REST_SPAN + 2 * STOPPED_CYCLES * CYCLE
