@@ -8,9 +8,10 @@ same code): each reading of an arm's commanded angles (``getAngles(names, False)
 against it (:meth:`Record.observe`):
 
 - it holds while the commanded posture stays in the box from where the arm was commanded when each command went
-  toward each of their goals, a retarget's overshoot included (:func:`~nao_ik.motion.truth.on_its_way`), and is
-  dropped the moment a reading leaves it (``rest()``, ``wakeUp()``, a timeline, another client, the robot's
-  reflex): the reading is then the state;
+  toward each of their goals, a retarget's overshoot included (:func:`~nao_ik.motion.truth.on_its_way`; the
+  origins and goals of every command since the arm's last one that ended count, where a joint may be on its way
+  back from braking), and is dropped the moment a reading leaves it (``rest()``, ``wakeUp()``, a timeline,
+  another client, the robot's reflex): the reading is then the state;
 - a command whose goal ALMotion's command reached has ended (:func:`~nao_ik.motion.truth.arrived`): any later
   motion is someone else's, and drops it;
 - a command seen at rest short of its goal after ALMotion took it, the motors on, has *stalled*: it may still run
@@ -43,11 +44,15 @@ class Sent(object):
     """A command this runtime sent to an arm: its goal and fractionMaxSpeed, when it went, its call's future, when its
     answer was seen, where ALMotion commanded the arm when it went, and what the readings showed of it since."""
 
-    __slots__ = ("aim", "fraction", "sent", "future", "answered", "origin", "ended", "stalled", "lost")
+    __slots__ = ("aim", "fraction", "sent", "future", "answered", "origin", "held", "ended", "stalled", "lost")
 
-    def __init__(self, aim, fraction, sent, future, origin):
+    def __init__(self, aim, fraction, sent, future, origin, held=()):
         self.aim, self.fraction, self.sent, self.future = list(aim), float(fraction), sent, future
         self.origin = list(origin)
+        # The corners of the box of the origins and goals of the commands before it since the arm's last command that
+        # ended: a joint retargeted while it moved away from this goal brakes beyond this origin, and comes back
+        # through there after it stopped braking toward the earlier goal.
+        self.held = list(held)
         self.answered = None  # when ALMotion's answer was seen (no earlier than it came): ALMotion had taken it
         self.ended = False  # ALMotion's command reached its goal
         self.stalled = False  # seen at rest short of its goal after ALMotion took it, the motors on
@@ -112,7 +117,7 @@ class Record(object):
                         if last.ended:  # any motion since is another's
                             origins, aims = [last.aim], [(last.aim, last.fraction)]
                         else:
-                            origins = [e.origin for e in sent]
+                            origins = [e.origin for e in sent] + last.held
                             aims = [(e.aim, e.fraction) for e in self._earlier(arm)] + [(last.aim, last.fraction)]
                         if not on_its_way(self._models[arm], origins, aims, angles):
                             self._sent[arm] = []  # another command moved it: the reading is the state
@@ -129,8 +134,9 @@ class Record(object):
         with self._lock:
             watch = self._watch[arm]
             origin = watch.commanded if watch.commanded is not None else aim
-            entry = Sent(aim, fraction, now(), future, origin)
             last = self._sent[arm][-1] if self._sent[arm] else None
+            held = () if last is None or last.ended else hull(last.held + [last.origin, last.aim])
+            entry = Sent(aim, fraction, now(), future, origin, held)
             kept = [] if last is None or last.ended else self._earlier(arm) + [last]
             self._sent[arm] = kept + [entry]
             self._version[arm] += 1

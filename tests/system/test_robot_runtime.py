@@ -296,6 +296,10 @@ def test_the_record_of_an_arms_commands_is_held_against_its_readings():
     assert holds(record, first)  # taken just now: a joint may still be braking toward the first
     four.answered = time.monotonic() - 0.5 * BRAKE - 0.05
     assert holds(record, second) and not holds(record, first)
+    # ... but a reading on the way the arm took toward the first, where a joint that was moving away from the second
+    # braked beyond the second's origin and is on its way back, holds the record.
+    record.observe(four.answered + LAG, {"LArm": mid}, {"LArm": True})
+    assert record.running("LArm") and not record.unknown("LArm")
 
     # No answer came: ALMotion may take it later; held once the arm is at rest since it went.
     record = at_rest()
