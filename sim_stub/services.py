@@ -7,7 +7,11 @@ docs/robot-runtime.md). This stub does the same for the simulated robot: after
 :class:`~sim_stub.packages.StubPackageManager` installs a package it starts the package's autorun
 services (stopping the package's running ones first), with ``--qi-url`` of the simulated
 NAOqi added. The robot's ``/usr/bin/python2`` is played by ``python2`` (default: this Python;
-environment variable ``NAO_IK_SIM_PYTHON2``). No restart after a crash here.
+environment variable ``NAO_IK_SIM_PYTHON2``). An autorun service whose process ends other than by
+:meth:`StubServiceManager.stop` with a status other than 0 (a signal, or exit 1) is started again, as
+NAOqi 2.8's ServiceManager page says ("if it crashes more than 5 times during last 10 seconds, it is not
+restarted anymore"): within :data:`WATCH` seconds, unless it ended so more than :data:`CRASHES` times in the
+last :data:`CRASH_SECONDS`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import shlex
 import subprocess
 import sys
 import threading
+import time
 import xml.etree.ElementTree as ET
 
 try:  # qi publishes every method of a registered object; keep helpers private
@@ -28,6 +33,10 @@ except ImportError:  # in-process use without libqi
 
 
 ROBOT_PYTHON = "/usr/bin/python2"
+#: Seconds between two looks at the autorun services' processes.
+WATCH = 0.1
+#: An autorun service that crashed more than CRASHES times in the last CRASH_SECONDS is not started again.
+CRASHES, CRASH_SECONDS = 5, 10.0
 
 
 class StubServiceManager:
@@ -44,6 +53,10 @@ class StubServiceManager:
         self._lock = threading.Lock()
         self._declared: dict[str, tuple] = {}  # name -> (folder, argv)
         self._running: dict[str, subprocess.Popen] = {}
+        self._autorun: set[str] = set()
+        self._crashes: dict[str, list[float]] = {}  # name -> when its process was seen crashed, recent ones
+        self._closed = threading.Event()
+        threading.Thread(target=self._watch, name="stub-service-manager", daemon=True).start()
 
     @_private
     def installed(self, uuid: str, folder: str) -> None:
@@ -55,6 +68,7 @@ class StubServiceManager:
             self.stop(name)
         with self._lock:
             self._declared = {n: d for n, d in self._declared.items() if not n.startswith(uuid + ".")}
+            self._autorun = {n for n in self._autorun if not n.startswith(uuid + ".")}
         root = ET.parse(os.path.join(folder, "manifest.xml")).getroot()
         for entry in root.findall("./services/service"):
             argv = shlex.split(entry.get("execStart", ""))
@@ -63,6 +77,8 @@ class StubServiceManager:
             name = f"{uuid}.{entry.get('name')}"
             with self._lock:
                 self._declared[name] = (folder, argv)
+                if entry.get("autorun") == "true":
+                    self._autorun.add(name)
             if entry.get("autorun") == "true":
                 self.start(name)
 
@@ -108,6 +124,25 @@ class StubServiceManager:
 
     @_private
     def close(self) -> None:
-        """Stop every service started here."""
+        """Stop every service started here (and restart none)."""
+        self._closed.set()
         for name in list(self._running):
             self.stop(name)
+
+    @_private
+    def _watch(self) -> None:
+        """Start again each autorun service whose process crashed (ended by itself with a status other than 0)."""
+        while not self._closed.wait(WATCH):
+            with self._lock:
+                crashed = [n for n, p in self._running.items() if n in self._autorun and p.poll() not in (None, 0)]
+                now = time.monotonic()
+                for name in crashed:
+                    recent = [t for t in self._crashes.get(name, []) if now - t < CRASH_SECONDS] + [now]
+                    self._crashes[name] = recent
+                    if len(recent) > CRASHES:  # it keeps crashing: not started again
+                        del self._running[name]
+            for name in crashed:
+                with self._lock:
+                    again = name in self._running and not self._closed.is_set()
+                if again:
+                    self.start(name)

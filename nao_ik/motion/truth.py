@@ -11,23 +11,31 @@ joint (ALMemory's actuator values), not the final target of a running ``setAngle
 While an interpolation runs, that command changes every cycle; once every joint's command stays the same, nothing
 is moving the arm.
 
+- **Late readings**: ``getAngles`` carries no timestamp, and a still arm's readings repeat their values, so a
+  reading may show the robot as it was some time before it was asked for (ALMotion's memory, the DCM, a busy
+  robot), and nothing tells how long. The rule takes it as up to :data:`LAG` seconds before: a reading asked at
+  ``t`` shows the robot as it was at some moment from ``t - LAG`` on. Every proof below allows for it.
 - **Seen at rest** (:class:`Watch`): the commanded posture unchanged (within :data:`UNMOVED` a joint) over readings
-  asked at least STOPPED_CYCLES motion cycles apart, or unchanged since the arm was last seen at rest. It proves
-  that no interpolation moved the arm faster than UNMOVED per reading interval over that span: a slow motion creeps
-  below the sensed angles' stillness threshold (STILL, 0.5 mrad a cycle: 2 % of the slowest setAngles), never
-  below this one (1e-6 rad; the slowest setAngles, fraction 0.01 of 6.4 rad/s, changes a command by 1.3 mrad a
-  cycle, and a smooth start by more than 1e-6 rad in its first cycle). It proves nothing about a command another
-  program sends later: that is the robot's own protection's to catch, as for any two programs sharing ALMotion.
+  asked :data:`REST_SPAN` apart (STOPPED_CYCLES motion cycles of the robot's time, seen through readings up to LAG
+  late), or unchanged since the arm was last seen at rest. It proves that no interpolation moved the arm faster
+  than UNMOVED per reading interval over that span: a slow motion creeps below the sensed angles' stillness
+  threshold (STILL, 0.5 mrad a cycle: 2 % of the slowest setAngles), never below this one (1e-6 rad; the slowest
+  setAngles, fraction 0.01 of 6.4 rad/s, changes a command by 1.3 mrad a cycle, and a smooth start by more than
+  1e-6 rad in its first cycle). It proves nothing about a command another program sends later, nor about one sent
+  within LAG of the last reading (not in it yet): that is the robot's own protection's to catch, as for any two
+  programs sharing ALMotion.
 - **The record holds** (:func:`on_its_way`) while the commanded posture stays inside the box the service's commands
   since the arm was last at rest allow: from where the arm was commanded when each of them went toward its goal,
   grown by a retarget's overshoot (:func:`way_span`, :func:`widen`). A reading outside it (``rest()``, a timeline,
   another client, the robot's reflex) drops the record: the reading is then the state, and an arm moving under
-  commands the service did not send may be anywhere in its range until it is seen at rest.
-- **A command that stays short**: seen at rest away from the goal STOPPED_CYCLES after ALMotion took the command,
-  with its motors on (it met motors switched off, ALMotion postponed it behind another task, or the robot's
-  protection holds the arm). It still counts as possibly running (a postponed command runs later; a held arm goes
-  on when the protection lets go) until the caller proves it does not (the robot's ``isCollision`` says nothing
-  holds the arm), or a later reading leaves its box.
+  commands the service did not send may be anywhere in its range until it is seen at rest. A reading asked within
+  LAG of a command's answer may show the arm as it was before ALMotion took it: it judges nothing of that command
+  (:func:`shows`).
+- **A command that stays short**: seen at rest away from the goal over REST_SPAN from a cycle after ALMotion took
+  the command (:meth:`Watch.still_after`), with its motors on (it met motors switched off, ALMotion postponed it
+  behind another task, or the robot's protection holds the arm). It still counts as possibly running (a postponed
+  command runs later; a held arm goes on when the protection lets go) until the caller proves it does not (the
+  robot's ``isCollision`` says nothing holds the arm), or a later reading leaves its box.
 """
 
 from __future__ import division
@@ -41,8 +49,25 @@ except ImportError:  # pragma: no cover
 
 #: A joint whose command changed by no more than this between two readings (rad) did not move between them.
 UNMOVED = 1e-6
-#: Seconds of readings with an unchanged command that prove an arm at rest.
-REST_SPAN = STOPPED_CYCLES * CYCLE
+#: The bound on how late a reading is (s): ``getAngles`` asked at ``t`` shows the robot as it was at ``t - LAG`` or
+#: later. What it costs: a proof of rest takes LAG longer, and a command is judged by readings asked LAG after it.
+LAG = 0.5
+#: Seconds of readings with an unchanged command that prove an arm at rest: STOPPED_CYCLES cycles of the robot's
+#: time, through readings up to LAG late.
+REST_SPAN = STOPPED_CYCLES * CYCLE + LAG
+#: Seconds a call that moves an arm waits for an arm moving under commands the service did not send (another
+#: program, a timeline, ALMotion's breathing or idle posture) to come to rest before it refuses with :data:`FOREIGN`:
+#: 2 s for the motion to end, and LAG for the readings that prove it.
+FOREIGN_WAIT = 2.0 + LAG
+#: Seconds a computation waits for a first proof that an arm it has not seen at rest is at rest (a service that has
+#: just started): REST_SPAN of readings and 2 x STOPPED_CYCLES cycles to spare.
+SETTLE = REST_SPAN + 2 * STOPPED_CYCLES * CYCLE
+#: Why a call on (or beside) an arm that keeps moving under commands the service did not send is refused.
+FOREIGN = (
+    "motion: the {arm} keeps moving under commands this service did not send (another program, a timeline, or "
+    "ALMotion's breathing or idle posture, which ALAutonomousLife's background movement switches on): stop them "
+    "(ALMotion.setBreathEnabled('Arms', False), setIdlePostureEnabled('Arms', False)); nothing sent"
+)
 
 
 class Watch(object):
@@ -89,9 +114,17 @@ class Watch(object):
     def still_after(self, since):
         # type: (float) -> bool
         """Whether the arm is seen at rest by readings all asked after ``since`` + one cycle, over :data:`REST_SPAN`:
-        a command ALMotion took at ``since`` would have moved it."""
+        a command ALMotion took at ``since`` would have moved it (the newest of them, LAG late at most, shows the
+        robot STOPPED_CYCLES cycles after that or later)."""
         return (self.rest is not None and self.asked is not None
                 and self.asked - max(self.still_since, since + CYCLE) >= REST_SPAN - 1e-9)  # fmt: skip
+
+
+def shows(asked, since):
+    # type: (float, float) -> bool
+    """Whether a reading asked at ``asked`` shows the robot as it was after ``since`` (a command's answer: ALMotion
+    had taken it), up to :data:`LAG` late as it may be."""
+    return asked >= since + LAG
 
 
 def way_span(model, origin, aim, fraction):
@@ -114,7 +147,7 @@ def widen(span, other):
 def on_its_way(span, commanded):
     # type: (Tuple[Sequence[float], Sequence[float]], Sequence[float]) -> bool
     """Whether a commanded posture read is one the service's commands may have put the arm at: inside ``span``
-    (:func:`widen` of their :func:`way_span`, each joint within :data:`UNMOVED`)."""
+    (:func:`widen` of their :func:`way_span` since the arm was last at rest, each joint within :data:`UNMOVED`)."""
     return all(a - UNMOVED <= q <= b + UNMOVED for q, a, b in zip(commanded, span[0], span[1]))
 
 

@@ -8,8 +8,11 @@ The common subset of Python 2.7 and 3, the standard library and ``qi`` only (no 
   of NAO's standing body (:mod:`nao_ik.model.body_data`, :mod:`nao_ik.geometry.scalar.clearance`: the
   library's own per-configuration check);
 - :mod:`nao_ik.robot.checks`: argument validation;
-- :mod:`nao_ik.robot.other`: the other arm as part of the body (where it stands, and where a command the
-  runtime sent it may still take it); :mod:`nao_ik.robot.link`: ALMotion with a time limit on every call;
+- :mod:`nao_ik.robot.record`: what the runtime knows of each arm's motion, held against the robot's readings by
+  the motion core (:mod:`nao_ik.motion.truth`: the computer-side service's rule, the same code);
+- :mod:`nao_ik.robot.other`: the other arm as part of the body (where it stands, where a command the
+  runtime sent it may still take it, or its whole range); :mod:`nao_ik.robot.link`: ALMotion with a time limit
+  on every call;
 - :mod:`nao_ik.robot.service`: the qi service (the setAngles motion checked against the body with
   :mod:`nao_ik.geometry.scalar.sweep`, the library's sweep; a budget per call); :mod:`nao_ik.robot.main`: the
   executable the package's manifest declares (a supervisor that restarts the service's process after a crash,

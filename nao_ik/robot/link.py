@@ -18,7 +18,7 @@ import threading
 
 import qi
 
-from .other import now
+from .record import now
 
 #: Seconds one ALMotion call may take (a getAngles on the robot takes milliseconds).
 MOTION_TIMEOUT = 2.0

@@ -166,7 +166,7 @@ def serve(args):
     session = _connect(qi, args.qi_url, args.connect_timeout)
     times = dict((k, v) for k, v in (("call_budget", args.call_budget), ("motion_timeout", args.motion_timeout))
                  if v is not None)  # fmt: skip
-    service = NaoArmIK(session, args.speed, **times)
+    service = NaoArmIK(session, args.speed, name=NAME, **times)
     sid = _register(session, service)
     print("%s registered on %s (service id %d, process %d)" % (NAME, args.qi_url, sid, os.getpid()))
     sys.stdout.flush()

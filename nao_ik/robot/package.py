@@ -40,9 +40,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What the robot runtime ships, as globs from the repository's root: the runtime itself, the numpy-free
-#: geometry it imports (the scalar twins, Python 2.7 and 3), the model's data (plain tuples) and how a
-#: service's methods are published over qi. A module added to one of these folders ships with it.
-SHIPPED = ("nao_ik/robot/*.py", "nao_ik/geometry/scalar/*.py", "nao_ik/model/*_data.py", "nao_ik/service/methods.py")
+#: geometry it imports (the scalar twins, Python 2.7 and 3), the motion core (what the robot's readings prove,
+#: the computer-side service's rule), the model's data (plain tuples), how a service's methods are published over
+#: qi and what it keeps across its restarts. A module added to one of these folders ships with it.
+SHIPPED = ("nao_ik/robot/*.py", "nao_ik/geometry/scalar/*.py", "nao_ik/motion/*.py", "nao_ik/model/*_data.py",
+           "nao_ik/service/methods.py", "nao_ik/service/kept.py")  # fmt: skip
 #: This builder: it runs on the computer (``make package``, ``deploy.sh``), never on the robot.
 BUILDER = "nao_ik/robot/package.py"
 #: The stubs' docstrings, where the runtime ships a part of a package whose ``__init__`` imports numpy or more.
@@ -50,7 +52,8 @@ _STUB_TEXT = {
     "nao_ik": "nao-ik's robot runtime: nao_ik.robot (the numpy parts stay on the computer).",
     "nao_ik/geometry": "The scalar path of nao_ik.geometry (plain floats, no numpy).",
     "nao_ik/model": "The arm and body data of nao_ik.model (plain tuples).",
-    "nao_ik/service": "How a service's methods are published over qi (nao_ik.service.methods).",
+    "nao_ik/service": "How a service's methods are published over qi and what it keeps across its restarts "
+    "(nao_ik.service.methods, nao_ik.service.kept).",
 }
 
 

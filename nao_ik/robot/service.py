@@ -6,18 +6,31 @@ The same method names and answers as the computer-side service (:mod:`nao_ik.ser
 the calls it has: ``reachTo``, ``reachToWithArm``, ``reachToWithSpeed``, ``computeAngles``,
 ``getMethods``, ``setSpeed``, ``getSpeed``; the method may be left out (:mod:`nao_ik.service.methods`).
 Every argument is checked first (:mod:`nao_ik.robot.checks`); bad input gets a one-line ValueError
-naming it and the robot receives no command.
+naming it and the robot receives no command. The default speed a caller set survives the runtime's restarts on
+the robot (:mod:`nao_ik.service.kept`), not a reboot.
+
+The robot is the truth (:mod:`nao_ik.motion.truth`: the rule of the computer-side service too, by the same code).
+Every reading of the robot has both arms' commanded angles (``getAngles(names, False)``) with their sensed angles,
+the hips' and the head's, and the stiffnesses: three calls in flight together, one round trip
+(:meth:`NaoArmIK._read`). The runtime's record of the commands it sent each arm is held against each reading
+(:class:`~nao_ik.robot.record.Record`). An arm not seen at rest since the runtime started, or moving under commands
+it did not send, may be anywhere in its range: a call waits for both arms to be seen at rest (FOREIGN_WAIT
+seconds for a reach, SETTLE for ``computeAngles``, within its budget), then refuses where its own arm still may
+be, in one line, the computer-side service's (:data:`~nao_ik.motion.truth.FOREIGN`); the other arm's rows then
+cover its whole joint box. A reading may show the robot up to :data:`~nao_ik.motion.truth.LAG` late: the proofs
+allow for it.
 
 The body: answers keep :data:`~nao_ik.model.body_data.MARGIN` from NAO's standing body and from the
 other arm (:mod:`nao_ik.robot.solve` with the other arm's rows of :mod:`nao_ik.robot.other`:
-at its sensed posture, and wherever a command this runtime sent it may still take it); the direct
+at its sensed posture, on its way to a command this runtime sent it, or anywhere in its range); the direct
 ``setAngles`` motion from the sensed posture to the answer is checked against the same shapes as
 the library checks a command (:func:`nao_ik.robot.solve.motion`: the joint-space box between the
 two postures certified to keep SWEEP_MARGIN, whatever setAngles' speed profile): where it would
 cross them nothing is sent (``reason`` "motion: the move crosses the <part>"; the robot runtime has
-no swung-out sequences). A reach whose motion is certified only once the arm has stopped at an earlier
-command waits for that, within the call's budget, and answers from where the arm stopped. The last
-check before ``ALMotion.setAngles``: five finite angles inside the limits, else nothing is sent.
+no swung-out sequences). A reach whose motion is certified only once the arm's earlier command has ended waits for
+that (:meth:`NaoArmIK._ended`), within the call's budget, and answers from where the arm is then; so does a reach
+that the other arm's way to a command of this runtime bars. The last check before ``ALMotion.setAngles``: five
+finite angles inside the limits, else nothing is sent.
 
 Time: every ALMotion call has a time limit (:mod:`nao_ik.robot.link`) and every call of the
 service a budget (CALL_BUDGET seconds): a call that runs out of it fails with a one-line error,
@@ -30,36 +43,47 @@ are ordered by a short commit (:meth:`NaoArmIK._send`).
 
 from __future__ import division
 
+import collections
 import threading
 import time
 
 import qi
 
 from ..geometry.scalar.clearance import clearance
-from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES, apart
+from ..geometry.scalar.sweep import CYCLE
 from ..model.body_data import BODY_JOINTS, MARGIN, OTHER_ARM, body_rows
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE
+from ..service.kept import Kept, robot
 from ..service.methods import publish
 from . import checks
 from .arms import MODELS
 from .link import MOTION_TIMEOUT, Link, first_line, now
-from .other import KEEP, Commands, rows, run_time
+from .other import rows
+from .record import Record
 from .solve import EPS, distance, forward, motion, other_direct, solve
 
+#: The name the service registers under (what it keeps across its restarts is kept under it too).
+SERVICE = "NaoArmIK"
 DEFAULT_SPEED = 0.2
 #: Seconds one call of the service may take, from its arrival to its command (waiting for the arm included).
 CALL_BUDGET = 4.0
+#: Seconds of its budget a call keeps to answer once it waited for an arm (the solve and the motion check).
+ANSWER_TIME = 0.25
 #: Calls computed at the same time at most (each on a thread of its own); one more is refused at once.
 MAX_CALLS = 8
-#: Why nothing was sent while the arm may still be on its way to an earlier command (a reach waits for it to stop,
-#: within its budget, then answers from there).
+#: Why nothing was sent while the arm may still be on its way to its last command (a reach waits for that command
+#: to end, within its budget, then answers from there).
 ON_ITS_WAY = "motion: the move from where the arm may still be on its way to its last command"
-#: How such a refusal ends: the arm may still be moving (the budget ended first), or it stopped and still is not
-#: proven at rest (:meth:`NaoArmIK._at_rest`).
+#: How such a refusal ends: the arm may still be moving (the budget ended first), or it stopped short of that
+#: command and may still go on (:meth:`NaoArmIK._ended`).
 AGAIN = "(call again once it stopped)"
 STILL_HELD = "(it stopped, short of that command or with a command ALMotion did not answer: not proven at rest)"
 #: The other arm of each arm.
 OTHER = {"LArm": "RArm", "RArm": "LArm"}
 _ANSWER = qi.Map(qi.String, qi.Dynamic)
+#: One reading of the robot (:meth:`NaoArmIK._read`): when it was asked for (:func:`~nao_ik.robot.link.now`), the
+#: sensed angles of the arm, the other arm and BODY_JOINTS, both arms' commanded angles and their stiffnesses.
+Reading = collections.namedtuple("Reading", "asked sensed commanded stiffness")
 
 
 def _concurrent(cls):
@@ -101,17 +125,22 @@ class NaoArmIK(object):
 
     Args:
         session: a qi session connected to the robot's NAOqi.
-        speed: the default ``fractionMaxSpeed`` of ``setAngles``.
+        speed: the configured default ``fractionMaxSpeed`` of ``setAngles`` (the one a caller set over it, kept
+            across the runtime's restarts, wins: :mod:`nao_ik.service.kept`).
         call_budget: seconds each call may take (CALL_BUDGET).
         motion_timeout: seconds each ALMotion call may take (:data:`nao_ik.robot.link.MOTION_TIMEOUT`).
+        name: the name it registers under (SERVICE).
     """
 
-    def __init__(self, session, speed=DEFAULT_SPEED, call_budget=CALL_BUDGET, motion_timeout=MOTION_TIMEOUT):
-        self._speed = checks.speed(speed)
+    def __init__(self, session, speed=DEFAULT_SPEED, call_budget=CALL_BUDGET, motion_timeout=MOTION_TIMEOUT,
+                 name=SERVICE):  # fmt: skip
+        self._configured = checks.speed(speed)
         self._budget = float(call_budget)
         self._link = Link(session, motion_timeout)
+        self._kept = Kept(robot(session, float(motion_timeout)), name)  # the speed a caller set, across restarts
+        self._speed = self._kept.speed(self._configured)
         self._turns = dict((arm, Turn()) for arm in MODELS)
-        self._commands = Commands()
+        self._record = Record(MODELS)
         self._commit = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CALLS)
 
@@ -148,8 +177,10 @@ class NaoArmIK(object):
 
     @qi.bind(qi.Void, [qi.Dynamic])
     def setSpeed(self, fraction):
-        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]."""
+        """Default fraction of the joints' maximum speed for motions, in [0.01, 1]; kept across the runtime's
+        restarts on this robot (:mod:`nao_ik.service.kept`)."""
         self._speed = checks.speed(fraction)
+        self._kept.set_speed(self._configured, self._speed)
 
     @qi.bind(qi.Double, [])
     def getSpeed(self):
@@ -201,53 +232,85 @@ class NaoArmIK(object):
                                % (arm, self._budget))  # fmt: skip
         try:
             got = self._answer(arm, target, method, speed, True, end)
-            if got["reason"].startswith(ON_ITS_WAY) and self._stopped(arm, end):
-                # Once, from where it stopped: an arm still there and not proven at rest (held short of its command,
-                # a command never answered) stays so, and the reach is refused rather than spin out its budget.
-                got = self._answer(arm, target, method, speed, True, end)
-                if got["reason"].startswith(ON_ITS_WAY):
-                    got["reason"] = got["reason"].replace(AGAIN, STILL_HELD)
+            if got["reason"].startswith(ON_ITS_WAY):
+                # Once its last command has ended, from where the arm is then; an arm that stopped short of it and
+                # may still go on is refused at once, rather than spin out the budget.
+                why = self._ended(arm, end)
+                if why:
+                    got["reason"] = got["reason"].replace(AGAIN, why)
+                else:
+                    got = self._answer(arm, target, method, speed, True, end)
             return got
         finally:
             turn.give()
 
     @qi.nobind
-    def _read(self, arm, move, end):
-        """Both arms' sensed angles (this arm's first), then BODY_JOINTS', and when they were asked; this arm's
-        motors checked."""
-        model, other = MODELS[arm], MODELS[OTHER[arm]]
-        names = list(model.names)
-        stiff = None
+    def _read(self, arm, end):
+        """A reading of the robot (:data:`Reading`), its three calls in flight together (one round trip): the sensed
+        angles of both arms (this one's first) and BODY_JOINTS, both arms' commanded angles and their stiffnesses;
+        held against the record (:meth:`~nao_ik.robot.record.Record.observe`)."""
+        other = OTHER[arm]
+        mine, theirs = MODELS[arm], MODELS[other]
+        names = list(mine.names) + list(theirs.names)
+        calls = []
+        asked = now()
         try:
-            asked = now()
-            reading = self._link.start("getAngles", (names + list(other.names) + BODY_JOINTS, True), end)
-            stiff = self._link.start("getStiffnesses", (names,), end) if move else None
-            current = self._link.result(reading)
-            stiffness = self._link.result(stiff) if stiff is not None else []
+            for method, args in (("getAngles", (names + BODY_JOINTS, True)), ("getAngles", (names, False)),
+                                 ("getStiffnesses", (names,))):  # fmt: skip
+                calls.append(self._link.start(method, args, end))
+            replies = [self._link.result(call) for call in calls]
         except RuntimeError as e:
-            if stiff is not None:
-                stiff.future.cancel()
+            for call in calls:
+                call.future.cancel()
             raise RuntimeError("%s; nothing sent" % first_line(e))
-        current, stiffness = _floats(current, 10 + len(BODY_JOINTS)), _floats(stiffness, 5 if move else 0)
-        if current is None or not (model.within_limits(current[:5], 1e6) and other.within_limits(current[5:10], 1e6)
-                                   and all(abs(q) < 4.0 for q in current[10:])):  # fmt: skip
+        sensed, commanded = _floats(replies[0], 10 + len(BODY_JOINTS)), _floats(replies[1], 10)
+        stiffness = _floats(replies[2], 10)
+        if sensed is None or not (mine.within_limits(sensed[:5], 1e6) and theirs.within_limits(sensed[5:10], 1e6)
+                                  and all(abs(q) < 4.0 for q in sensed[10:])):  # fmt: skip
             raise RuntimeError("ALMotion.getAngles answered something else than 18 angles for %s, %s, the legs and "
-                               "the head; nothing sent" % (arm, OTHER[arm]))  # fmt: skip
+                               "the head; nothing sent" % (arm, other))  # fmt: skip
+        if commanded is None or not (mine.within_limits(commanded[:5], 1e6)
+                                     and theirs.within_limits(commanded[5:], 1e6)):  # fmt: skip
+            raise RuntimeError("ALMotion.getAngles answered something else than 10 commanded angles for %s and %s; "
+                               "nothing sent" % (arm, other))  # fmt: skip
         if stiffness is None:
-            raise RuntimeError("ALMotion.getStiffnesses answered something else than 5 numbers for %s; nothing sent"
-                               % arm)  # fmt: skip
-        off = [n for n, s in zip(names, stiffness) if not s > 0.0]
-        if off:
-            raise RuntimeError("%s motors are off (stiffness 0 on %s): call ALMotion.wakeUp() or setStiffnesses "
-                               "first" % (arm, ", ".join(off)))  # fmt: skip
-        return current, asked
+            raise RuntimeError("ALMotion.getStiffnesses answered something else than 10 numbers for %s and %s; "
+                               "nothing sent" % (arm, other))  # fmt: skip
+        self._record.observe(
+            asked,
+            {arm: commanded[:5], other: commanded[5:]},
+            {arm: all(s > 0.0 for s in stiffness[:5]), other: all(s > 0.0 for s in stiffness[5:])},
+        )
+        return Reading(asked, sensed, commanded, stiffness)
 
     @qi.nobind
-    def _body(self, arm, sensed, asked, posture):
-        """NAO's body at its sensed hips and head (``posture``: BODY_JOINTS' angles) and the other arm
-        (:mod:`nao_ik.robot.other`), and the version of its commands."""
+    def _state(self, arm, move, end):
+        """A reading to answer from (:meth:`_read`), once neither arm may be anywhere in its range, waited for
+        FOREIGN_WAIT seconds at most for a reach (``move``), SETTLE for ``computeAngles``, within the budget:
+        refused (:data:`~nao_ik.motion.truth.FOREIGN`) where this arm still may be (the other arm's rows then cover
+        its whole joint box, :meth:`_body`). With ``move``, an arm whose motors are off is refused at once."""
+        until = min(end - ANSWER_TIME, now() + (FOREIGN_WAIT if move else SETTLE))
+        other = OTHER[arm]
+        while True:
+            reading = self._read(arm, end)
+            if move:
+                _motors(arm, MODELS[arm].names, reading.stiffness[:5])
+            if not (self._record.unknown(arm) or self._record.unknown(other)) or now() + CYCLE > until:
+                break
+            time.sleep(CYCLE)
+        if self._record.unknown(arm):
+            raise RuntimeError(FOREIGN.format(arm=arm))
+        for a in (arm, other):
+            self._prove(a, end)
+        return reading
+
+    @qi.nobind
+    def _body(self, arm, sensed, posture):
+        """NAO's body at its sensed hips and head (``posture``: BODY_JOINTS' angles) and the other arm (its rows,
+        :mod:`nao_ik.robot.other`, over the box of :meth:`~nao_ik.robot.record.Record.box` from its reading
+        ``sensed``), and the version of the other arm's record."""
         other = MODELS[OTHER[arm]]
-        lo, hi, version = self._commands.box(other, sensed, asked)
+        lo, hi, version = self._record.box(other, sensed)
         standing = body_rows(posture[0], posture[1], (posture[2], posture[3]), tuple(posture[4:8]))
         return standing + rows(other, lo, hi), version
 
@@ -255,29 +318,27 @@ class NaoArmIK(object):
     def _answer(self, arm, target, method, speed, move, end):
         model = MODELS[arm]
         names = list(model.names)
-        current, asked = self._read(arm, move, end)
-        start = model.clamp(current[:5])
-        sensed = MODELS[OTHER[arm]].clamp(current[5:10])
-        posture = current[10:]
         speed = self._speed if speed is None else speed
         for again in (False, True):
-            body, version = self._body(arm, sensed, asked, posture)
+            reading = self._state(arm, move, end)
+            current, asked = reading.sensed, reading.asked
+            start = model.clamp(current[:5])
+            sensed = MODELS[OTHER[arm]].clamp(current[5:10])
+            posture = current[10:]
+            body, version = self._body(arm, sensed, posture)
             t0 = now()
             sol = solve(model, target, start, body)
             solve_ms = (now() - t0) * 1e3
             angles = [float(q) for q in sol.angles]
             reached, reason, safe, error, other = bool(sol.reached), str(sol.reason), sol.found, sol.error, False
-            # Where a command this runtime sent the arm may still run, the arm may be anywhere on its way there
+            # Where a command this runtime sent the arm may still move it, the arm may be anywhere on its way there
             # (its overshoot included) when this one takes it: the motion is checked from all of it.
-            lo, hi, _ = self._commands.box(model, start, asked)
+            lo, hi, _ = self._record.box(model, start)
             way = None if lo == hi else (lo, hi)
             if sol.found:
                 # The direct motion setAngles makes from the sensed posture: nothing sent where it would cross the
                 # body, unless another exact solution of the target moves there direct.
                 why = _crossing(model, start, angles, body, False, way)
-                if why and way is not None and self._at_rest(arm, start, asked, end):
-                    way = None  # the arm is where it was read and stays there: from there alone
-                    why = _crossing(model, start, angles, body, False)
                 if why and sol.reached:
                     q = other_direct(model, target, start, body, way)
                     if q is not None:
@@ -285,9 +346,11 @@ class NaoArmIK(object):
                         error = distance(forward(model, q), target)
                 if why:
                     reached, reason, safe = False, why, False
-            # The other arm's way to a command this runtime sent it bars the answer: once it is proven at rest where
-            # it was read, again with the other arm there alone.
-            if again or OTHER_ARM not in reason or not self._other_at_rest(arm, sensed, asked, end):
+            # The other arm's way to a command this runtime sent it bars the reach: once that command has ended, again
+            # from where the other arm is then.
+            if again or not move or OTHER_ARM not in reason or not self._record.running(OTHER[arm]):
+                break
+            if self._ended(OTHER[arm], end):
                 break
         sent = False
         if move and safe:
@@ -325,106 +388,89 @@ class NaoArmIK(object):
         }
 
     @qi.nobind
-    def _other_at_rest(self, arm, sensed, asked, end):
-        """Whether the other arm of ``arm``, read at ``sensed``, may be on its way to a command this runtime sent it
-        and is proven at rest there (:meth:`_at_rest`)."""
-        other = MODELS[OTHER[arm]]
-        lo, hi, _ = self._commands.box(other, sensed, asked)
-        return lo != hi and self._at_rest(other.arm, sensed, asked, end)
-
-    @qi.nobind
-    def _stopped(self, arm, end):
-        """Wait until the arm stands still (two readings a cycle apart within STILL), leaving the call's budget time
-        for the proof that it rests (:meth:`_at_rest`); False where the budget ends first or a reading fails."""
-        names, last = list(MODELS[arm].names), None
-        while now() + (STOPPED_CYCLES + 2) * CYCLE < end:
+    def _ended(self, arm, end):
+        """Wait, reading the robot every cycle, until the last command this runtime sent the arm has ended
+        (:class:`~nao_ik.robot.record.Record`: ALMotion's command reached its goal, or a reading left its way, or
+        it stalled and ``isCollision`` says nothing holds the arm, as the computer-side service proves it); "" then,
+        ANSWER_TIME before the budget ends at the latest. Else why not: STILL_HELD at once where the arm stopped
+        short of it and may still go on (the robot's protection holds it, ``isCollision`` did not answer, or
+        ALMotion never answered the command); AGAIN where the budget ends first."""
+        while now() + ANSWER_TIME < end:
+            if self._record.stalled(arm) is not None and not self._prove(arm, end):
+                return STILL_HELD
+            if not self._record.running(arm):
+                return ""
+            if self._record.held(arm):
+                return STILL_HELD
             time.sleep(CYCLE)
-            q = self._angles(names, True, end)
-            if q is None:
-                return False
-            if last is not None and apart(q, last) <= STILL:
-                return True
-            last = q
-        return False
+            try:
+                self._read(arm, end)
+            except RuntimeError:
+                break
+        return AGAIN
 
     @qi.nobind
-    def _angles(self, names, sensors, end):
-        """One arm's five angles from ALMotion.getAngles (``sensors``: sensed, else commanded); None where the call
-        fails or answers something else."""
+    def _prove(self, arm, end):
+        """Where the arm's last command has stalled (seen at rest short of its goal), whether it runs no more: the
+        robot's ``isCollision`` says nothing holds the arm (the record is then dropped, as the computer-side service
+        drops it); not where the protection holds it (it goes on when that lets go) or where ALMotion did not
+        answer (it may still run). True where nothing stalled."""
+        stalled = self._record.stalled(arm)
+        if stalled is None:
+            return True
         try:
-            return _floats(self._link.result(self._link.start("getAngles", (names, sensors), end)), 5)
-        except RuntimeError:
-            return None
-
-    @qi.nobind
-    def _at_rest(self, arm, start, asked, end):
-        """Whether the arm, read at ``start`` (asked at ``asked``), stays there (its commands then recorded as done,
-        :meth:`Commands.rest`): ALMotion answered every command this runtime sent it before that reading, the
-        readings of the STOPPED_CYCLES cycles after it keep it within STILL of ``start`` (a command taken sets the
-        arm off within them), ALMotion commands it within SAG of there (``getAngles`` without the sensors), and
-        ``isCollision`` does not say the robot's protection holds it (it may let go, and
-        the arm go on toward the command it was stopped short of). Asked only where the arm's way to a command this
-        runtime sent it bars a move (as :meth:`nao_ik.service.engine.Engine.at_rest` does): the runtime holds a
-        command as possibly running for the longest time it may take (:func:`~nao_ik.robot.other.run_time`), long
-        after the arm got there or another client moved it."""
-        if not self._commands.settled(arm, asked):
+            state = self._link.result(self._link.start("isCollision", (arm,), end))
+        except RuntimeError:  # an ALMotion without it, or no answer
             return False
-        model, names = MODELS[arm], list(MODELS[arm].names)
-        try:
-            if self._link.result(self._link.start("isCollision", (arm,), end)) == "collision":
-                return False
-        except RuntimeError:
-            pass  # an ALMotion without it, or no answer: as the computer-side service (no protection known)
-        for _ in range(STOPPED_CYCLES):
-            time.sleep(CYCLE)
-            q = self._angles(names, True, end)
-            if q is None or apart(model.clamp(q), start) > STILL:
-                return False
-        # ALMotion commands it there (within SAG: a joint under load sags off its command), else something holds it
-        # short of its command (a hand, a table) and may let go.
-        q = self._angles(names, False, end)
-        if q is None or apart(model.clamp(q), start) > SAG:
+        if state == "collision":
             return False
-        self._commands.rest(arm, asked)
+        self._record.drop(arm, stalled)
         return True
 
     @qi.nobind
     def _send(self, arm, start, way, reading, angles, speed, asked, version, end):
         """Send the command, or say why not ("" when sent).
 
-        ``way``: the bounds of the postures the arm may be in from the reading on (:meth:`Commands.box`), or None.
+        ``way``: the bounds of the postures the arm may be in from the reading on (:meth:`Record.box`), or None.
         ``reading``: the other arm's sensed angles and BODY_JOINTS'. Under the commit lock, so that a command to
         the other arm cannot slip between this check and this command: if the other arm was commanded since this
-        call's check, the answer and its motion (from ``way`` too) are checked again against where that arm may
-        now go; then the stale-command guard (a reading older than the budget,
-        or the call past it: nothing sent); then ``setAngles`` goes out and is recorded (:class:`Commands`)
-        before the lock is left. Its answer is waited for after (within the budget).
+        call's check (or became one that may be anywhere), the answer and its motion (from ``way`` too) are checked
+        again against where that arm may now go; then the stale-command guard (a reading older than the budget,
+        or the call past it: nothing sent); then ``setAngles`` goes out and is recorded
+        (:meth:`~nao_ik.robot.record.Record.add`) before the lock is left. Its answer is waited for after (within
+        the budget).
         """
         model, names = MODELS[arm], list(MODELS[arm].names)
         other = OTHER[arm]
         while True:
             with self._commit:
-                if self._commands.version(other) == version:
+                if self._record.version(other) == version:
                     late = now()
                     if late > end or late - asked > self._budget:
                         raise RuntimeError("%s: the command was computed from a reading %.2f s old, past the call's "
                                            "budget; nothing sent" % (arm, late - asked))  # fmt: skip
-                    lo, hi = way if way is not None else (start, start)  # this arm's box from the reading on
-                    seconds = run_time(model, lo, hi, angles, speed)
                     pending = self._link.start("setAngles", (names, angles, speed), end)
-                    entry = self._commands.add(arm, angles, speed, seconds, pending.future)
+                    entry = self._record.add(arm, angles, speed, pending.future)
                     break
-            body, version = self._body(arm, reading[0], asked, reading[1])  # the other arm commanded meanwhile: again
+            body, version = self._body(arm, reading[0], reading[1])  # the other arm commanded meanwhile: again
             why = _crossing(model, start, angles, body, True, way)
             if why:
                 return why
         try:
             self._link.result(pending)
         except RuntimeError as e:
-            entry.future, entry.answered, entry.lost = None, now() + KEEP, True  # ALMotion may still take it, later
+            entry.future, entry.lost = None, True  # ALMotion may still take it, later
             raise RuntimeError("%s; the command was sent and ALMotion may still take it" % first_line(e))
         entry.answered = now()
         return ""
+
+
+def _motors(arm, names, stiffness):
+    """Refuse an arm whose motors are off (the runtime does not switch them on by itself)."""
+    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
+    if off:
+        raise RuntimeError("%s motors are off (stiffness 0 on %s): call ALMotion.wakeUp() or setStiffnesses "
+                           "first" % (arm, ", ".join(off)))  # fmt: skip
 
 
 def _floats(reply, count):

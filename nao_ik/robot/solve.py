@@ -109,7 +109,7 @@ def motion(model, start, goal, body=STANDING, budget=BOX_BUDGET, way=None):
     (the robot put there by someone else) may move as long as no posture of the box comes more than STEP / 2
     nearer to that part than it is; every other part keeps the margin.
     ``way``: (lower, upper) bounds of the postures the arm may be in when the command takes it (an arm still on
-    its way to an earlier command, its overshoot included: :meth:`nao_ik.robot.other.Commands.box`); the box
+    its way to an earlier command, its overshoot included: :meth:`nao_ik.robot.record.Record.box`); the box
     then spans them too, as the library's :func:`nao_ik.geometry.sweep.sweep_moving` checks from the whole way.
 
     Returns:

@@ -30,7 +30,7 @@ from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
-from ..motion.truth import Watch, anywhere, arrived, on_its_way, way_span, widen
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, Watch, anywhere, arrived, on_its_way, shows, way_span, widen
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
@@ -64,23 +64,12 @@ HOLD_SPEED = 0.05
 MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
-#: Seconds a call waits for an arm moving under commands the service did not send to come to rest (another
-#: program, a timeline, ALMotion's breathing or idle posture) before it refuses with :data:`FOREIGN`.
-FOREIGN_WAIT = 2.0
-#: Why a call on (or beside) an arm that keeps moving under commands the service did not send is refused.
-FOREIGN = (
-    "motion: the {arm} keeps moving under commands this service did not send (another program, a timeline, or "
-    "ALMotion's breathing or idle posture, which ALAutonomousLife's background movement switches on): stop them "
-    "(ALMotion.setBreathEnabled('Arms', False), setIdlePostureEnabled('Arms', False)); nothing sent"
-)
 #: What became of an arm's last command, told to its next call and by ``getArmState``.
 LIMP = "its last command met its motors switched off (rest(), setStiffnesses): the arm did not follow it"
 MOVED_OFF = ("another command moved the arm off the way of its last one (another program, a timeline, rest() or "
              "wakeUp(), the robot's reflex)")  # fmt: skip
 SHORT = ("its last command stayed short of its goal (met motors switched off, or another task took the arm) and runs "
          "no more")  # fmt: skip
-#: Seconds a decision waits for a first proof that an arm it has not seen at rest is at rest (readings each cycle).
-SETTLE = 2 * STOPPED_CYCLES * CYCLE
 
 
 class Way(NamedTuple):
@@ -624,15 +613,17 @@ class Engine:
                 if not watch.observe(reading.asked, commanded):
                     continue
                 last = self.last(arm)
+                if last is not None:
+                    self._earlier(arm)  # when ALMotion took its commands (``seen``)
                 if last is not None and reading.asked >= last.sent and arrived(commanded, last.aim):
                     if not last.rested:
                         self._seen_still(arm, rested=True)  # ALMotion's command ended there: any move now is another's
-                elif last is not None and reading.asked >= last.sent:
+                elif last is not None and last.seen is not None and shows(reading.asked, last.seen):
+                    # A reading that shows the robot after ALMotion took the command (LAG late at most).
                     motors = all(reading.stiffness[n] > 0.0 for n in names)
                     limp = not motors and reading.stiffness_asked >= last.sent
                     if limp:
                         self._news[arm], self._fate[arm] = (last.sent, LIMP), LIMP
-                    self._earlier(arm)  # when ALMotion took its commands (``seen``)
                     span = (last.aim, last.aim) if last.rested else self._span[arm]
                     if not on_its_way(span, commanded):
                         self._drop(arm, LIMP if limp else MOVED_OFF)

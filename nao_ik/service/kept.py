@@ -40,11 +40,22 @@ def folder():
     return os.path.join(tempfile.gettempdir(), "nao-ik-%d" % uid)
 
 
+def robot(session, timeout):
+    # type: (Any, float) -> str
+    """What identifies the robot a qi session is connected to: its service directory's URL and its machine id
+    (where it answers within ``timeout`` seconds; else the URL alone)."""
+    try:
+        machine = session.service("ServiceDirectory", _async=True).value(int(timeout * 1000)).machineId()
+    except Exception:  # noqa: BLE001 (any failure of libqi's: the URL alone then)
+        machine = ""
+    return "%s %s" % (session.url(), machine)
+
+
 class Kept(object):
     """The kept state of the service named ``name`` on the robot ``robot`` (its machine id or URL).
 
     Args:
-        robot: what identifies the robot.
+        robot: what identifies the robot (:func:`robot`).
         name: the name the service registers under.
         where: the folder (default :func:`folder`).
     """

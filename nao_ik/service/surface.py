@@ -63,7 +63,7 @@ from . import both, hands, paths, reach
 from .args import decode
 from .engine import CYCLE, Engine
 from .jobs import Job
-from .kept import Kept
+from .kept import Kept, robot
 from .link import MOTION_TIMEOUT
 from .log import ServiceLog
 from .methods import publish
@@ -118,7 +118,7 @@ class NaoArmIK:
         self._path_compute = validate.positive(path_compute_budget, "path_compute_budget")
         timeout = validate.positive(motion_timeout, "motion_timeout")
         self._log = ServiceLog(LOG_CATEGORY)
-        self._kept = Kept(_robot_id(session, timeout), name)  # the speed a caller set, across restarts
+        self._kept = Kept(robot(session, timeout), name)  # the speed a caller set, across restarts
         speed = self._kept.speed(self._configured)
         self._engine = Engine(session, speed, timeout, budget, bool(body), self._log)
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
@@ -509,13 +509,3 @@ def register(session: Any, speed: float = DEFAULT_SPEED, name: str = SERVICE_NAM
     """
     service = NaoArmIK(session, speed, name=name, **options)
     return service, session.registerService(name, service)
-
-
-def _robot_id(session: Any, timeout: float) -> str:
-    """What identifies the robot the session is connected to, for what the service keeps across its restarts: its
-    service directory's URL and its machine id (where it answers within ``timeout``)."""
-    try:
-        machine = session.service("ServiceDirectory", _async=True).value(int(timeout * 1000)).machineId()
-    except Exception:  # noqa: BLE001 (any failure of libqi's: the URL alone then)
-        machine = ""
-    return f"{session.url()} {machine}"

@@ -37,6 +37,7 @@ def test_a_slow_robot_50_ms_each_call(mocker):
     s = Stack(latency=0.05)
     try:
         s.motion.wakeUp()
+        s.ik.computeAngles("LArm", 0.15, 0.12, 0.08, "analytic")  # a new service first sees the arms at rest
         answers = []
         for y in (0.12, 0.13, 0.11, 0.12):  # consecutive reaches, none waiting for the arm to arrive
             t0 = time.monotonic()

@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for the link's tests")
 
 from nao_ik.robot.link import Link  # noqa: E402
-from nao_ik.robot.other import now  # noqa: E402
+from nao_ik.robot.record import now  # noqa: E402
 from tests.qi_fixtures import GetAnglesOnly, motion_session  # noqa: E402
 
 
