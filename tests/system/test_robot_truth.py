@@ -21,7 +21,7 @@ from nao_ik.geometry.sweep import sweep
 from nao_ik.kinematics.chain import forward
 from nao_ik.model.arm import arm_model
 from nao_ik.model.body import MARGIN
-from nao_ik.motion.truth import FOREIGN_WAIT
+from nao_ik.motion.truth import FOREIGN_WAIT, LAG
 from tests import report
 from tests.qi_fixtures import Stack, qi
 
@@ -99,7 +99,7 @@ def test_a_reach_right_after_rest_never_wedges_the_arm():
                 limp = None
             assert time.monotonic() - t0 < 1.0
             if k:
-                time.sleep(0.2)  # read with the motors off, after that command
+                time.sleep(LAG + 0.2)  # read with the motors off, LAG after that command (a reading may be that late)
             s.motion.wakeUp()
             for j, y in enumerate((0.10, 0.12, 0.08)):
                 t0 = time.monotonic()
