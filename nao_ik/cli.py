@@ -84,16 +84,12 @@ def quiet_qi(level: str = "WARNING") -> None:
 
 @contextlib.contextmanager
 def robot_session(url: str) -> Iterator:
-    """A qi session connected to ``url``, closed afterwards."""
+    """A session connected to ``url`` that reconnects (:class:`nao_ik.service.client.Session`), closed afterwards."""
     quiet_qi()
-    import qi
+    from .service.client import Session
 
-    session = qi.Session()
-    try:
-        session.connect(url)
+    with Session(url) as session:
         yield session
-    finally:
-        session.close()
 
 
 def fail(command: str, e: Exception, url: str = "") -> int:
