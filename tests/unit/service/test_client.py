@@ -2,12 +2,16 @@
 that caller's session failing ("Socket is not connected") while it says it is connected; the nao-ik session opens a
 new one and sends the call again."""
 
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from nao_ik.service.client import NOT_SENT, Session
+from nao_ik.service.supervisor import process_tree
 from sim_stub.robot import SimulatedRobot
 from tests.qi_fixtures import qi
 
@@ -22,6 +26,7 @@ def served():
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
         try:
             assert "registered" in serve.stdout.readline()
+            robot.serve = serve
             yield robot
         finally:
             serve.terminate()
@@ -70,3 +75,20 @@ def test_other_errors_are_the_callers_and_not_sent_again(served):
         with pytest.raises(RuntimeError, match="unknown arm"):
             session.service("NaoArmIK").computeAngles("Leg", 0.15, 0.12, 0.08)
         assert session.current()[1] == 0
+
+
+def test_a_service_held_across_a_crash_of_serve_answers_once_it_is_back(served):
+    with Session(served.url) as session:
+        ik = session.service("NaoArmIK")
+        assert ik.getSpeed() > 0
+        os.kill(process_tree(served.serve.pid)[-1], signal.SIGSEGV)  # the worker: a new one is forked
+        while "NaoArmIK registered" not in served.serve.stdout.readline():  # libqi's notices first, maybe
+            pass
+        end = time.monotonic() + 10
+        while True:  # the old registration may still be listed for a moment
+            try:
+                assert ik.getSpeed() > 0  # the held proxy's connection is closed: a new session, sent again
+                break
+            except RuntimeError:
+                assert time.monotonic() < end
+                time.sleep(0.05)
