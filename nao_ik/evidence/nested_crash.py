@@ -4,7 +4,7 @@ Standalone (libqi only), for filing with libqi: ``python nested_crash.py 5000``.
 argument recursively on a libqi event-loop thread before any Python runs, so no signature and no check of the
 method can stop it; with an 8 MB thread stack (``ulimit -s 8192``) it dies from about 3,350 levels on (a
 bigger stack moves the depth, it does not remove the crash). The caller's own conversion recurses too, hence
-its thread's large stack. docs/reliability.md ("Filed with libqi") has the backtrace.
+its thread's large stack. docs/reliability.md ("For libqi") has the backtrace.
 """
 
 import sys

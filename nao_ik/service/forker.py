@@ -1,7 +1,7 @@
 """``nao-ik serve``'s forker: a process that has done a worker's imports and forks a worker on the supervisor's word.
 
-A worker's start is mostly its imports (numpy, libqi, the solvers: 0.3 s of CPU, 0.5 to 2.6 s of wall time
-measured on a loaded two-core machine); a fork of a process that has done them serves within tens of
+A worker's start is mostly its imports (numpy, libqi, the solvers: 0.26 s of CPU; 0.25 s of wall time on a quiet
+two-core machine, 0.5 to 1.8 s on a loaded one); a fork of a process that has done them serves within tens of
 milliseconds. The forker opens no qi session and starts no thread of its own, so no caller can reach it and a
 fork copies no lock that another thread holds (numpy's OpenBLAS stops its threads around a fork itself).
 

@@ -11,8 +11,8 @@ The workers come from a forker (:mod:`nao_ik.service.forker`): a process
 that has done a worker's imports and forks a worker when told. When a
 worker that had registered dies, the supervisor has a new one forked at
 once: it connects and registers within tens of milliseconds, where a new
-process would first spend its imports (0.5 to 2.6 s measured on a loaded
-two-core machine). A crash a caller causes never waits for a back-off.
+process would first spend its imports (0.26 s of CPU; 0.25 s of wall time
+on a quiet two-core machine, 0.5 to 1.8 s on a loaded one). A crash a caller causes never waits for a back-off.
 
 The crash loop: one worker serves at a time, and forks are at least
 :data:`FORK_GAP` seconds apart. A caller can crash only a worker that
