@@ -11,8 +11,9 @@ datagrams: it forks on :data:`~nao_ik.service.supervisor.FORK` and answers ``sta
 for a signal); a worker says ``registered <pid>`` itself (:func:`registered`), each time it registers. The
 workers inherit that socket and never read it.
 
-Ctrl-C reaches the whole process group: the forker ignores SIGINT and the supervisor stops the worker and then
-the forker. Each worker gets SIGTERM if the forker dies, which gets SIGTERM if the supervisor dies.
+A signal to the whole process group (Ctrl-C's SIGINT, systemd's SIGTERM when it stops the unit) must not end the
+forker before its worker, whose end it reports: it ignores SIGINT and SIGTERM, and ends when the supervisor closes
+its end of the socket (after the worker ended), or dies. Each worker gets SIGTERM if the forker dies.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def forks() -> bool:
     for fd in (wake_read, wake_write):
         os.set_blocking(fd, False)
     chld = signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # the wakeup fd wakes the select
-    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignored = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM)}
     wakeup = signal.set_wakeup_fd(wake_write)
     try:
         while True:
@@ -65,7 +66,8 @@ def forks() -> bool:
     finally:  # in the worker and in the forker alike: the process's own signals again
         signal.set_wakeup_fd(wakeup)
         signal.signal(signal.SIGCHLD, chld)
-        signal.signal(signal.SIGINT, interrupt)
+        for signum, handler in ignored.items():
+            signal.signal(signum, handler)
         os.close(wake_read)
         os.close(wake_write)
 

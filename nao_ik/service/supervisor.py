@@ -28,8 +28,9 @@ next start waits, from :data:`BACKOFF_START` doubling to
 The supervisor loads no libqi. It talks to the forker over the forker's
 stdin, one end of a socket pair of datagrams (the words below). It forwards
 SIGTERM and SIGINT to the serving worker, stops the forker after it, and
-exits with the worker's status; the forker gets SIGTERM if the supervisor
-dies (Linux ``PR_SET_PDEATHSIG``), and the workers if the forker dies.
+exits with the worker's status. The forker ends when the supervisor dies
+(its socket closes; SIGTERM while it still imports, Linux
+``PR_SET_PDEATHSIG``), and the workers get SIGTERM when the forker dies.
 """
 
 from __future__ import annotations
@@ -143,7 +144,9 @@ class _Forker:
             out.append((word, int(numbers[0]), int(numbers[1]) if len(numbers) > 1 else 0))
 
     def stop(self) -> None:
-        """End the forker (at once: it holds nothing)."""
+        """End the forker (at once: it holds nothing). Waiting for the word, it ends when its socket closes (it
+        ignores SIGTERM there); still importing, SIGTERM ends it."""
+        self.socket.close()
         if self.process.poll() is None:
             self.process.terminate()
         try:
@@ -151,7 +154,6 @@ class _Forker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self.socket.close()
 
 
 class _Supervisor:

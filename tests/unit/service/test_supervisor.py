@@ -214,6 +214,35 @@ def test_a_crash_keeps_the_service_down_less_than_a_second():
         assert code == 0, err
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_whole_process_group_stops_serve_cleanly(signum):
+    """Ctrl-C (SIGINT) and systemd's stop (SIGTERM) reach every process of the group at once: the forker outlives
+    the worker and reports its end, and serve stops with status 0, nothing killed."""
+    with SimulatedRobot() as robot:
+        serve = subprocess.Popen([sys.executable, "-m", "nao_ik.cli", "serve", "--qi-url", robot.url],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)  # fmt: skip
+        assert "registered" in serve.stdout.readline()
+        os.killpg(serve.pid, signum)
+        code = serve.wait(timeout=30)
+        err = serve.stderr.read()
+        assert code == 0, err
+        assert "killed" not in err and "died" not in err, err
+        assert _gone(serve.pid), "a process of serve outlived it"
+
+
+def _gone(pgid, timeout=10.0):
+    """Whether no process of the group ``pgid`` is left (within ``timeout`` s)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 @pytest.mark.parametrize("forked", [False, True], ids=["forker", "worker"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_the_service_is_still_starting_stops_it_as_asked(tmp_path, signum, forked):
