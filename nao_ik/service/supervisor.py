@@ -1,8 +1,8 @@
 """``nao-ik serve`` as a watchdog over its worker: a crash inside libqi keeps the service down for one fork.
 
-libqi decodes a call's arguments on its network thread, recursively: a value
-nested some thousands of lists deep (about 40 kB, far under any message cap)
-overflows that thread's stack and the process dies of SIGSEGV before any
+libqi decodes a call's arguments on its event-loop thread, recursively: a
+value nested some thousands of lists deep (about 3,350 with 8 MB stacks,
+under 40 kB: far under any message cap) overflows that thread's stack and the process dies of SIGSEGV before any
 Python code sees the call; no signature or check of the service can stop it.
 So ``nao-ik serve`` runs the service in a worker process, and the caller that
 sent the value loses its connection.
@@ -12,7 +12,8 @@ that has done a worker's imports and forks a worker when told. When a
 worker that had registered dies, the supervisor has a new one forked at
 once: it connects and registers within tens of milliseconds, where a new
 process would first spend its imports (0.26 s of CPU; 0.25 s of wall time
-on a quiet two-core machine, 0.5 to 1.8 s on a loaded one). A crash a caller causes never waits for a back-off.
+on a quiet two-core machine, 0.5 to 1.8 s on a loaded one). A crash a
+caller causes never waits for a back-off.
 
 The crash loop: one worker serves at a time, and forks are at least
 :data:`FORK_GAP` seconds apart. A caller can crash only a worker that
