@@ -84,16 +84,12 @@ def quiet_qi(level: str = "WARNING") -> None:
 
 @contextlib.contextmanager
 def robot_session(url: str) -> Iterator:
-    """A qi session connected to ``url``, closed afterwards."""
+    """A session connected to ``url`` that reconnects (:class:`nao_ik.service.client.Session`), closed afterwards."""
     quiet_qi()
-    import qi
+    from .service.client import Session
 
-    session = qi.Session()
-    try:
-        session.connect(url)
+    with Session(url) as session:
         yield session
-    finally:
-        session.close()
 
 
 def fail(command: str, e: Exception, url: str = "") -> int:
@@ -234,22 +230,29 @@ def serve_main(argv: Sequence[str]) -> int:
         p.error("--user needs the password in the NAOQI_PASSWORD environment variable")
     from .service import supervisor
 
-    if not supervisor.is_worker():  # the service runs in a worker process, restarted if libqi crashes it
+    if not supervisor.is_worker():  # the service runs in a worker process, forked anew if libqi crashes it
         return supervisor.supervise([sys.executable, "-m", "nao_ik.cli", "serve", *argv])
+    from .service import forker
     from .service.serve import limit_message_size, serve
 
     limit_message_size()  # before libqi reads its first message
     quiet_qi()
-    serve(
-        a.qi_url,
-        a.qi_listen_url,
-        speed,
-        on_registered=lambda url: print(f"NaoArmIK registered on {url}", flush=True),
-        user=a.user,
-        password=password,
-        motion_timeout=a.motion_timeout,
-        call_budget=a.call_budget,
-    )
+
+    def registered(url: str) -> None:
+        print(f"NaoArmIK registered on {url}", flush=True)
+        forker.registered()
+
+    if forker.forks():  # imported: the forker stays here, a worker it forks goes on
+        serve(
+            a.qi_url,
+            a.qi_listen_url,
+            speed,
+            on_registered=registered,
+            user=a.user,
+            password=password,
+            motion_timeout=a.motion_timeout,
+            call_budget=a.call_budget,
+        )
     # Everything is stopped and closed. Skip the interpreter's and libqi's
     # teardown: libqi 3.1.5's static destructors abort now and then with threads of
     # its own still running ("terminate called without an active exception",

@@ -126,6 +126,7 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
 
     qi.logging.setLevel(qi.logging.ERROR)  # the services' per-reach log lines
     from ..service import register
+    from ..service.client import Session
     from .protocol import interleaved_times
 
     robots, sessions, services = [], [], []
@@ -138,8 +139,7 @@ def print_body_cost(rounds: int, out=sys.stdout) -> None:
             server.connect(robot.url)
             server.listen("tcp://127.0.0.1:0")
             services.append(register(server, body=body)[0])
-            user = qi.Session()
-            user.connect(robot.url)
+            user = Session(robot.url)
             sessions += [server, user]
             user.service("ALMotion").wakeUp()
             proxies[key] = user.service("NaoArmIK")
@@ -202,6 +202,7 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
     from ..api import position as api
     from ..model.arm import arm_model
     from ..service import register
+    from ..service.client import Session
     from .protocol import sample_targets
 
     qi.logging.setLevel(qi.logging.ERROR)
@@ -209,14 +210,14 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
     names = list(model.names)
     targets = [t for t in sample_targets("LArm", 4 * reaches, seed).tolist() if api.solve(t, model).reached]
     robot = SimulatedRobot(latency=latency)
-    server, user = qi.Session(), qi.Session()
+    server, user = qi.Session(), None
     service = None
     out = ReadReach([], [], [], [], [], [], [])
     try:
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
         service = register(server)[0]
-        user.connect(robot.url)
+        user = Session(robot.url)
         motion, ik = user.service("ALMotion"), user.service("NaoArmIK")
         motion.wakeUp()
         for k in range(reaches + 3):  # three to warm up: connections, caches
@@ -248,7 +249,8 @@ def read_then_reach(reaches: int, latency: float, seed: int = 0, still: bool = F
         if service is not None:
             service.close(1.0)
         for session in (user, server):
-            session.close()
+            if session is not None:
+                session.close()
         robot.close()
     return out
 

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from ..model.arm import ARMS
+from ..service.client import Session
 from ..service.supervisor import process_tree
 from .latency import format_costs, measure
 from .protocol import sample_targets
@@ -113,8 +114,7 @@ def _client(url: str, seconds: float, seed: int, queue: mp.Queue) -> None:
 
     qi.logging.setLevel(qi.logging.ERROR)
     qi.logging.setFilters("qi.path.sdklayout=silent")
-    session = qi.Session()
-    session.connect(url)
+    session = Session(url)
     ik = session.service("NaoArmIK")
     targets = _targets(200, seed)
     latencies, answers, failures = [], [], []
@@ -163,8 +163,7 @@ def run_load(
 
         qi.logging.setLevel(qi.logging.ERROR)
         qi.logging.setFilters("qi.path.sdklayout=silent")
-        session = qi.Session()
-        session.connect(url)
+        session = Session(url)
         motion = session.service("ALMotion")
         motion.wakeUp()
         costs = measure(session.service("NaoArmIK"), motion, rounds) if rounds > 0 else []

@@ -175,6 +175,7 @@ def round_trips(roots: dict[str, str], rounds: int, targets: Sequence[Sequence[f
 
     from sim_stub.robot import SimulatedRobot
 
+    from ..service.client import Session
     from .latency import TARGETS
     from .protocol import interleaved_times
 
@@ -193,8 +194,7 @@ def round_trips(roots: dict[str, str], rounds: int, targets: Sequence[Sequence[f
             if hosts[-1].stdout.readline().strip() != "ready":
                 raise RuntimeError(f"nao-ik at {root} did not register its services (see its error above)")
             for key, robot in zip(("body", "none"), pair):
-                sessions.append(qi.Session())
-                sessions[-1].connect(robot.url)
+                sessions.append(Session(robot.url))
                 motion = sessions[-1].service("ALMotion")
                 motion.wakeUp()
                 ik = sessions[-1].service("NaoArmIK")

@@ -12,8 +12,10 @@ One module per concern:
 - :mod:`~nao_ik.service.jobs` (who commands an arm), :mod:`~nao_ik.service.link` (ALMotion, each call with a
   budget), :mod:`~nao_ik.service.sensed` (the robot's readings), :mod:`~nao_ik.service.log`,
   :mod:`~nao_ik.service.methods` (how a method is published over qi, shared with the robot runtime);
-- :mod:`~nao_ik.service.serve` (``nao-ik serve`` and ``nao-ik sim``) and :mod:`~nao_ik.service.supervisor`
-  (the watchdog that restarts the serving process).
+- :mod:`~nao_ik.service.serve` (``nao-ik serve`` and ``nao-ik sim``), :mod:`~nao_ik.service.supervisor`
+  (the watchdog that replaces a crashed serving process) and :mod:`~nao_ik.service.forker` (the process that
+  forks them);
+- :mod:`~nao_ik.service.client`: a caller's session that reconnects (the ``nao-ik`` programs call through it).
 
 The names below load on first use: the supervisor runs without libqi, and the robot runtime imports
 :mod:`~nao_ik.service.methods` alone, so importing a part of the package does not load the whole service

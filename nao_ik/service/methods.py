@@ -1,13 +1,21 @@
 # -*- coding: utf-8 -*-
 # ruff: noqa: UP004, UP009, UP010, UP031  (the common subset of Python 2.7 and 3: the robot runtime uses it too)
-"""How a service's methods are published over qi: shorter overloads and one-line refusals.
+"""How a service's methods are published over qi: any number of arguments, refused in one line.
 
-libqi resolves a call by its name and its arguments' signature, so a method
-may be published several times under one name with different numbers of
-arguments. :func:`publish` adds, for every bound method whose last arguments
-have a default (:data:`OPTIONAL`: the method, the frame), the shorter
-variants: ``reachTo(x, y, z)`` is ``reachTo(x, y, z, "")``, ``pointAt(arm,
-x, y, z)`` is ``pointAt(arm, x, y, z, FRAME_TORSO)``.
+libqi resolves a call by its name and its arguments' signature: a method
+published with a fixed number of arguments answers a call with another
+number with libqi's own message of four lines ("Arguments types did not
+match for reachTo (resolved to '(ff)'): / Candidate: / reachTo::(mmmm)
+..."). :func:`publish` publishes every bound method whose arguments are all
+``qi.Dynamic`` once, taking any number of arguments (``qi.AnyArguments``,
+signature ``m``; in libqi-python since 2013, so on NAOqi 2.x robots too),
+and counts them itself: a method whose last arguments have a default
+(:data:`OPTIONAL`: the method, the frame) may be called without them
+(``reachTo(x, y, z)`` is ``reachTo(x, y, z, "")``, ``pointAt(arm, x, y, z)``
+is ``pointAt(arm, x, y, z, FRAME_TORSO)``), and any other count is refused
+in one line that names the method and the counts it takes (``TypeError:
+reachTo takes 3 or 4 arguments (x, y, z[, method]), got 2``). The
+arguments arrive as the caller sent them, as with ``qi.Dynamic`` each.
 
 qi-python sends an exception raised by a bound method as its type, message
 and the server's Python stack. :func:`publish` turns every exception of a
@@ -62,34 +70,56 @@ def one_line(f):
     return call
 
 
-def _shorter(full, name, values, keep, returns):
-    """``name`` with its first ``keep`` arguments; the rest are ``values``."""
+def arity(name, names, fewest):
+    # type: (str, list, int) -> str
+    """What ``name`` takes, in words: ``reachTo takes 3 or 4 arguments (x, y, z[, method])``."""
+    most = len(names)
+    if most == 0:
+        return "%s takes no arguments" % name
+    form = (
+        ", ".join(names[:fewest])
+        + "".join("%s%s" % ("[, " if k else "[", n) for k, n in enumerate(names[fewest:], start=fewest))
+        + "]" * (most - fewest)
+    )
+    if fewest == most:
+        count = "%d argument%s" % (most, "" if most == 1 else "s")
+    elif most - fewest == 1:
+        count = "%d or %d arguments" % (fewest, most)
+    else:
+        count = "%d to %d arguments" % (fewest, most)
+    return "%s takes %s (%s)" % (name, count, form)
+
+
+def _any_count(f, name, names):
+    """``f`` published once, with any number of arguments: the trailing OPTIONAL ones filled in, any other count
+    refused in one line."""
+    fewest = len(names)
+    while fewest and names[fewest - 1] in OPTIONAL:
+        fewest -= 1
+    takes = arity(name, names, fewest)
 
     def call(self, *args):
-        return full(self, *(args + values))
+        if not fewest <= len(args) <= len(names):
+            return failed("TypeError: %s, got %d" % (takes, len(args)))
+        return f(self, *(args + tuple(OPTIONAL[n] for n in names[len(args) :])))
 
-    call.__name__ = "%s_%d" % (name, keep)
-    call.__doc__ = "``%s`` without its last %d argument(s): %s." % (name, len(values), ", ".join(map(repr, values)))
-    call.__qi_name__ = name
-    call.__qi_signature__ = "(" + "m" * keep + ")"
-    call.__qi_return_signature__ = returns
+    call.__name__ = f.__name__
+    call.__doc__ = "%s. %s" % (takes, f.__doc__ or "")
+    call.__qi_name__ = getattr(f, "__qi_name__", None)
+    call.__qi_signature__ = "m"
+    call.__qi_return_signature__ = f.__qi_return_signature__
     return call
 
 
 def publish(cls):
-    """Class decorator: every qi method of ``cls`` refuses in one line and has its shorter overloads."""
+    """Class decorator: every qi method of ``cls`` refuses in one line; one taking dynamic arguments takes any
+    number of them, and counts them itself."""
     for attr, f in list(vars(cls).items()):
         if not callable(f) or attr.startswith("_") or getattr(f, "__qi_signature__", None) in _NOT_BOUND:
             continue
         wrapped = one_line(f)
-        setattr(cls, attr, wrapped)
         names = _argspec(f).args[1:]
-        if f.__qi_signature__ != "(" + "m" * len(names) + ")":
-            continue  # only methods taking dynamic arguments by position
-        keep = len(names)
-        while keep and names[keep - 1] in OPTIONAL:
-            keep -= 1
-            values = tuple(OPTIONAL[n] for n in names[keep:])
-            short = _shorter(wrapped, attr, values, keep, f.__qi_return_signature__)
-            setattr(cls, short.__name__, short)
+        if f.__qi_signature__ == "(" + "m" * len(names) + ")":  # dynamic arguments by position
+            wrapped = _any_count(wrapped, getattr(f, "__qi_name__", None) or attr, names)
+        setattr(cls, attr, wrapped)
     return cls

@@ -124,6 +124,7 @@ def _run(
     import qi
 
     from ..service import register
+    from ..service.client import Session
 
     rows: list[Reach] = []
     with contextlib.ExitStack() as closing:
@@ -141,9 +142,8 @@ def _run(
         # interpreter's exit and release it then, from its own thread, while Python finalizes.
         closing.callback(_unregister, server, sid)
         closing.callback(service.close)
-        user = qi.Session()
+        user = Session(robot.url)
         closing.callback(user.close)
-        user.connect(robot.url)
         ik = user.service("NaoArmIK")
         motion = user.service("ALMotion")
         closing.callback(motion.rest)

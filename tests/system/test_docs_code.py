@@ -7,7 +7,8 @@ A block's fence names what it is, and each kind is checked:
   ``tcp://<robot-ip>:9559``) is the simulated robot's, which has ``NaoArmIK`` registered and an ``ALTracker``
   that sees a point the left hand reaches;
 - ``sh``, ``bash``, ``console`` (its ``$`` lines): each command's ``--help`` (``nao-ik`` and its subcommand,
-  ``deploy.sh``, ``python -m pytest``) runs, and every ``--option`` the line gives is one the help lists;
+  ``deploy.sh``, ``python -m pytest``, ``python -m nao_ik.<module>``) runs, and every ``--option`` the line
+  gives is one the help lists;
   ``make TARGET`` must be a Makefile target (``make -n``);
 - ``text``: output shown (a run's printout, a table), not run.
 
@@ -201,6 +202,8 @@ def _help(words: list[str]) -> tuple[list[str], list[str]]:
         return ["bash", str(ROOT / "deploy.sh"), "--help"], options
     if program.startswith("python") and words[1:3] == ["-m", "pytest"]:
         return [sys.executable, "-m", "pytest", "--help"], options
+    if program.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2].startswith("nao_ik."):
+        return [sys.executable, "-m", words[2], "--help"], options
     raise AssertionError(f"no check for {program!r}: teach tests/system/test_docs_code.py, or mark the block")
 
 

@@ -64,10 +64,10 @@ HOSTILE = [
     [[0.15, 0.12, float("inf")]], [(0.15, 0.12, 0.08)], [[True, 0.1, 0.1]], 0, 1, -1, 64, 0.5, 3.5,
     _nested(400), [_nested(100)] * 3,  # deeper still crashes libqi itself: tests/unit/service/test_supervisor.py
 ]  # fmt: skip
-#: Refusals name what was wrong (the argument) or come from libqi (the arity).
+#: Refusals name what was wrong: the argument, or the number of arguments (the method and the counts it takes).
 REFUSAL_WORDS = (
     "target", "arm", "method", "speed", "points", "position6D", "axisMask", "x ", "y ", "z ", "wx", "wy", "wz",
-    "Arguments types did not match", "Unable to cast", "can't find", "not reachable", "collision:", "motion:",
+    " takes ", "Unable to cast", "can't find", "not reachable", "collision:", "motion:",
     "(time budget)",  # a call whose waits (for the arm, its legs, ALMotion) outlast its budget: nothing more sent
 )  # fmt: skip
 

@@ -270,9 +270,20 @@ def test_bad_speeds_are_refused(awake, value, message):
     assert awake.moves()[-1]["speed"] == pytest.approx(0.2)
 
 
-def test_wrong_arity_is_refused_by_qi(awake):
-    with pytest.raises(RuntimeError, match="Arguments types did not match for reachTo"):
-        awake.ik.reachTo(0.1, 0.1)
+@pytest.mark.parametrize(
+    "name, args, message",
+    [("reachTo", (0.1, 0.1), "reachTo takes 3 or 4 arguments (x, y, z[, method]), got 2"),
+     ("reachToInFrame", ("LArm", 0.1, 0.1, 0.1, 0, "", 1), "reachToInFrame takes 4 to 6 arguments "
+                                                          "(arm, x, y, z[, frame[, method]]), got 7"),
+     ("reachToWithSpeed", ("LArm", 0.15, 0.12, 0.08, ""), "reachToWithSpeed takes 6 arguments "
+                                                          "(arm, x, y, z, method, fractionMaxSpeed), got 5"),
+     ("stopPath", (), "stopPath takes 1 argument (arm), got 0"),
+     ("getMethods", ("LArm",), "getMethods takes no arguments, got 1")],
+)  # fmt: skip
+def test_a_wrong_number_of_arguments_is_refused_in_one_line(awake, name, args, message):
+    with pytest.raises(RuntimeError) as refused:
+        getattr(awake.ik, name)(*args)
+    assert str(refused.value) == "TypeError: " + message
     assert awake.moves() == []
 
 

@@ -41,16 +41,14 @@ def run_sim_view(listen: str, options: ViewOptions, ready: Callable[[str], None]
     The view reads the stub's joints in process; the page's reaches go to
     NaoArmIK over a qi session connected to the robot, like any client's.
     """
-    import qi
-
     from sim_stub.robot import SimulatedRobot
 
+    from ...service.client import Session
     from ...service.serve import POLL, stop_on_signals
 
     stop = stop_on_signals()
     with SimulatedRobot(listen, apps_dir=apps_dir) as robot:
-        session = qi.Session()
-        session.connect(robot.url)
+        session = Session(robot.url)
         viewer = Viewer(robot.motion, session, options, source=f"simulated robot {robot.url}")
         try:
             ready(robot.url)
@@ -105,14 +103,15 @@ def main(argv: Sequence[str]) -> int:
             announce(viewer)
             _wait(stop)
         return 0
-    import qi
+    from ...service.client import Session
 
-    session = qi.Session()
+    session = None
     try:
-        session.connect(a.qi_url)
+        session = Session(a.qi_url)
         motion = session.service("ALMotion")
     except RuntimeError as e:
-        session.close()
+        if session is not None:
+            session.close()
         text = str(e).strip()
         print(f"nao-ik view: {text.splitlines()[0] if text else type(e).__name__}", file=sys.stderr)
         return 1

@@ -74,6 +74,7 @@ def measure(scenario: str, seconds: float, reach_every: float) -> Run:
     import qi
 
     from ...service import register
+    from ...service.client import Session
 
     view = scenario != "no view"
     cmd = [sys.executable, "-m", "nao_ik.cli", "sim", "--listen", "tcp://127.0.0.1:0"]
@@ -81,14 +82,14 @@ def measure(scenario: str, seconds: float, reach_every: float) -> Run:
         cmd += ["--view", "--view-port", "0"]
     sim = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     browser = None
-    server, user = qi.Session(), qi.Session()
+    server, user = qi.Session(), None
     try:
         url = _line(sim, "simulated robot listening at ")
         page = _line(sim, "view: ").split()[0] if view else None
         server.connect(url)
         server.listen("tcp://127.0.0.1:0")
         register(server)
-        user.connect(url)
+        user = Session(url)
         ik = user.service("NaoArmIK")
         user.service("ALMotion").wakeUp()
         if scenario == "view, one browser":
@@ -114,7 +115,8 @@ def measure(scenario: str, seconds: float, reach_every: float) -> Run:
         if browser is not None:
             browser.close()
         for s in (user, server):
-            s.close()
+            if s is not None:
+                s.close()
         sim.terminate()
         sim.wait(timeout=20)
 

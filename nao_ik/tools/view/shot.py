@@ -52,13 +52,14 @@ def take_screenshot(path: str, width: int = 1200, height: int = 720, speed: floa
     from sim_stub.robot import SimulatedRobot
 
     from ...service import register
+    from ...service.client import Session
 
     with SimulatedRobot() as robot:
-        server, user = qi.Session(), qi.Session()
+        server = qi.Session()
         server.connect(robot.url)
         server.listen("tcp://127.0.0.1:0")
         register(server)
-        user.connect(robot.url)
+        user = Session(robot.url)
         motion = user.service("ALMotion")
         motion.wakeUp()
         user.service("NaoArmIK").setSpeed(speed)
