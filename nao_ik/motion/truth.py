@@ -60,8 +60,8 @@ REST_SPAN = STOPPED_CYCLES * CYCLE + LAG
 #: 2 s for the motion to end, and LAG for the readings that prove it.
 FOREIGN_WAIT = 2.0 + LAG
 #: Seconds a computation waits for a first proof that an arm it has not seen at rest is at rest (a service that has
-#: just started): REST_SPAN of readings and 2 x STOPPED_CYCLES cycles to spare.
-SETTLE = REST_SPAN + 2 * STOPPED_CYCLES * CYCLE
+#: just started): twice REST_SPAN of readings, so that a busy machine's late readings still make one.
+SETTLE = 2 * REST_SPAN
 #: Why a call on (or beside) an arm that keeps moving under commands the service did not send is refused.
 FOREIGN = (
     "motion: the {arm} keeps moving under commands this service did not send (another program, a timeline, or "

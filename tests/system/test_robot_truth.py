@@ -331,7 +331,8 @@ def test_another_almotion_user_between_reaches():
             same = (got["reached"] == want["reached"] and got["reason"] == want["reason"]
                     and np.allclose(got["angles"], want["angles"], atol=1e-6, rtol=0.0))  # fmt: skip
             if not same:
-                differ.append((k, kind, arm, target, got["reason"], want["reason"]))
+                differ.append((k, kind, arm, target, got["reason"], want["reason"], got["angles"], want["angles"],
+                               got.get("otherSolution"), want.get("otherSolution")))  # fmt: skip
             if want["reached"]:
                 reached += 1
             if got["reached"] and not arrives(s, arm, got["angles"]):
