@@ -59,6 +59,9 @@ Method, and why it finds that plan:
    DELTA beyond its even share. Where not (a root change at a fold, the body
    in the way), the points between are planned as in 1-2 with both ends
    fixed, on states four times finer (DELTA / 4: those steps are small).
+   Via points (consecutive points farther apart than DENSE: the hand's way
+   between them is not given) are layers, each one: nothing is filled
+   across a via step, and its length does not count along the path.
 4. *The body, lazily* (as a lazy roadmap): the plan is made on the limits
    alone; its configurations are checked (clearance >= MARGIN); where a chosen
    one is not clear, every state of its layer and the NEAR layers either side
@@ -72,7 +75,8 @@ Method, and why it finds that plan:
    certification (:func:`nao_ik.geometry.sweep.sweep`) where the bound does not settle
    it. A step not certified costs BLOCKED more in the programme, which is
    made again (SWEEP_ROUNDS times at most): it stays only where every other
-   plan is worse.
+   plan is worse. Each distinct motion (its two configurations, bit for bit)
+   is certified once for the plan, its rounds and its jumps.
 
 Points nearer or farther from the shoulder than the elbow's limits allow are
 planned at the point toward them at the nearest distance allowed: where it has
@@ -102,6 +106,18 @@ while the hand moves little, as near a singularity) is no jump: ``steps``
 and ``worst`` report its size. The tests and the benchmark sample their
 Cartesian paths every 3 mm or closer, where a continuous motion's steps in
 front of the chest are 0.02-0.04 rad, below SMOOTH.
+
+*Cost.* A path that comes back to its places costs what its distinct places
+and motions do: a point repeated bit for bit is sampled once, layers of the
+same states share their step costs, and a motion is certified once (2000
+points alternating between two places: about a second, most of it the
+programme's passes). Memory grows with the layers, never with their square:
+each layer's states (at most about 270 at DELTA, some 80 bytes each with the
+programme's copies: at most about 45 MB for 2000 via points), the step costs
+kept between the programme's two passes (at most KEPT, 16 MB; the others are
+built again), and working arrays for BATCH points' states or CHECKS states'
+clearances at a time (about 25 and 10 MB): under 100 MB for any path of up to
+2000 points (measured: 40-60 MB for 2000 via points, 20 MB for a dense path).
 
 Limits of the argument: the states are within DELTA of every allowed
 configuration only to the halving's depth and where the midpoint of a piece
@@ -255,7 +271,8 @@ def plan_path(
     if wrist is not None:
         q0[4] = min(max(validate.number(wrist, "wrist"), model.lower[4]), model.upper[4])
     fraction = validate.speed(fraction)
-    q, live = _plan(model, _attainable(model, x, q0[4]), q0, fraction)
+    certified: dict = {}  # each distinct motion certified once, for the plan's rounds and its jumps
+    q, live = _plan(model, _attainable(model, x, q0[4]), q0, fraction, _via(x), certified)
     q = _answer_unreached(model, x, q, live, q0)
     errors = np.linalg.norm(forward_batch(model, q) - x, axis=1)
     reached = errors <= REACHED
@@ -263,7 +280,7 @@ def plan_path(
     moves = np.abs(np.diff(np.vstack([q0[None], q]), axis=0))
     steps = moves.max(axis=1)
     times = (moves / (speed * fraction)).max(axis=1)
-    found = jumps(model, x, q, reached, fraction)
+    found = jumps(model, x, q, reached, fraction, certified=certified)
     out = tuple(Jump(k, float(steps[k]), float(times[k]), why) for k, why in found)
     worst = float(times[1:].max()) if len(x) > 1 else 0.0
     return PathPlan(q, reached, errors, steps, times, out, worst, time.perf_counter() - t0, model.arm)
@@ -293,7 +310,7 @@ def follow_or_refuse(points: Sequence[Sequence[float]], arm: ArmLike, initial: S
 
 
 def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | None = None,
-          fraction: float = 1.0) -> list[tuple[int, str]]:  # fmt: skip
+          fraction: float = 1.0, *, certified: dict | None = None) -> list[tuple[int, str]]:  # fmt: skip
     """The steps of configurations ``q`` along points ``x`` that are jumps (the module docstring's definition).
 
     Args:
@@ -301,6 +318,7 @@ def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | N
         x: (N, 3) the hand's points; q: (N, 5) a configuration for each (the hand on it where ``reached``).
         reached: (N,) which points ``q`` reaches (default: those whose hand is within REACHED).
         fraction: the commands' fractionMaxSpeed (the motion check does not depend on it).
+        certified: the motions certified so far (:func:`_uncertified`'s memo), kept and added to.
 
     Returns:
         (index of the point the step arrives at, reason) per jump, in path order.
@@ -311,19 +329,23 @@ def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | N
     out = {}
     # Between points farther apart than DENSE the path does not say where the hand goes: a large step there is
     # the motion between the caller's via points, judged by its certification alone.
-    dense = np.linalg.norm(np.diff(x, axis=0), axis=1) <= DENSE
-    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & dense
+    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & ~_via(x)
     for k in np.flatnonzero(big & ~(reached[1:] & reached[:-1])) + 1:
         out[int(k)] = "point unreachable"
     test = np.flatnonzero(big & reached[1:] & reached[:-1])
     for k in test[~_joined(model, x, q, test)] + 1:
         out[int(k)] = "no continuous solution"
-    for k, part in _uncertified(model, q, fraction):
+    for k, part in _uncertified(model, q, fraction, certified=certified):
         out.setdefault(k, f"motion may cross the {part or 'body'}")
     return sorted(out.items())
 
 
 # ------------------------------------------------------------------------------------------------ the plan
+
+
+def _via(x: np.ndarray) -> np.ndarray:
+    """(N - 1,) the steps between via points: points farther apart than DENSE."""
+    return np.linalg.norm(np.diff(x, axis=0), axis=1) > DENSE
 
 
 def _speed(model: ArmModel) -> np.ndarray:
@@ -346,15 +368,22 @@ def _attainable(model: ArmModel, x: np.ndarray, wrist: float) -> np.ndarray:
     return y
 
 
-def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
-    """Steps 1-4: (angles (N, 5), live (N,): the points planned; the others' rows are zeros)."""
+def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float, via: np.ndarray,
+          certified: dict) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Steps 1-4: (angles (N, 5), live (N,): the points planned; the others' rows are zeros). ``via``: the steps
+    between via points (:func:`_via`), whose ends are layers; ``certified``: :func:`_uncertified`'s memo."""
     n = len(x)
     weights = 1.0 / _speed(model)[:4]
-    along = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(x, axis=0), axis=1))])
+    # The hand's way along the path, via steps left out (the hand's way there is not given, and nothing is
+    # filled across them): the coarse layers are spread over the rest.
+    along = np.concatenate([[0.0], np.cumsum(np.where(via, 0.0, np.linalg.norm(np.diff(x, axis=0), axis=1)))])
     spacing = max(COARSE, along[-1] / COARSE_LAYERS)
     cell = np.floor(along / spacing)
     coarse = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
     coarse = np.union1d(coarse, [n - 1])
+    if via.any():
+        ends = np.flatnonzero(via)
+        coarse = np.union1d(coarse, np.concatenate([ends, ends + 1]))
     lay = _states(model, x[coarse], q0[4], q0)
     blocked: set = set()
     checked = np.full(lay.ok.shape, np.nan)
@@ -371,7 +400,7 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float) -> tu
         q[idx] = lay.q[rows, picks[rows]]
         live[idx] = True
         _fill(model, x, q, live, idx, lay.phi[rows, picks[rows]], lay.root[rows, picks[rows]], weights)
-        failed = [k for k, _ in _uncertified(model, q[live], fraction, np.flatnonzero(live))]
+        failed = [k for k, _ in _uncertified(model, q[live], fraction, np.flatnonzero(live), certified)]
         if not failed or not model.body:
             break
         # A step not certified: its coarse step costs BLOCKED more, and the programme runs again.
@@ -811,21 +840,32 @@ def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarr
     return out
 
 
-def _uncertified(model: ArmModel, q: np.ndarray, fraction: float, index: np.ndarray | None = None) -> list:
+def _uncertified(model: ArmModel, q: np.ndarray, fraction: float, index: np.ndarray | None = None,
+                 certified: dict | None = None) -> list:  # fmt: skip
     """(index of the point a step arrives at, body part) of the steps of ``q`` whose motion is not certified clear
-    of the body (``index``: the rows' point indices, default 0..N-1)."""
+    of the body (``index``: the rows' point indices, default 0..N-1).
+
+    Each distinct motion (its two configurations, bit for bit) is certified once: ``certified`` maps those
+    already certified to (clear, part), and is added to. A path that comes back to its places (an alternation
+    between two, 2000 times) repeats its motions: their certification costs what its distinct ones do.
+    """
     if not model.body or len(q) < 2:
         return []
     index = np.arange(len(q)) if index is None else index
+    certified = {} if certified is None else certified
     centre, half = 0.5 * (q[1:] + q[:-1]), 0.5 * np.abs(q[1:] - q[:-1])
     reach = np.asarray(link_reach(scalar_arm(model)))  # (links, 5): metres per radian
     grow = (half @ reach.T).max(axis=-1)  # box_growth's largest link, on arrays
     near = clearance_batch(model, centre, model.body)[0]
     out = []
     for s in np.flatnonzero(near - grow < SWEEP_MARGIN):  # the bound does not settle these
-        got = sweep(model, q[s], q[s + 1], fraction)
-        if not got.clear:
-            out.append((int(index[s + 1]), got.part))
+        key = (q[s].tobytes(), q[s + 1].tobytes())
+        if key not in certified:
+            got = sweep(model, q[s], q[s + 1], fraction)
+            certified[key] = (got.clear, got.part)
+        clear, part = certified[key]
+        if not clear:
+            out.append((int(index[s + 1]), part))
     return out
 
 
