@@ -41,8 +41,8 @@ test: $(STAMP)
 # method, 60 reaches near the body per motion profile, 20,000 hostile calls over qi (6,000 to the arm
 # methods), the service's end-to-end and safety tests (reaches, poses, paths, both arms, grasp, pointAt,
 # hands, moving arms, the load test, the robot runtime) against the simulated robot's two other motion
-# profiles (make test runs them against the default one, smooth), and a one-minute load run with 4 client
-# processes.
+# profiles (make test runs them against the default one, smooth), a 2000-point path alternating between two
+# places sent in full (40 s; make test sends 200 of them), and a one-minute load run with 4 client processes.
 SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
 	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
 	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
@@ -52,7 +52,7 @@ soak: $(STAMP)
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
 	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py \
-		tests/unit/evidence/test_continuity.py
+		tests/unit/evidence/test_continuity.py tests/system/test_path_cost.py
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \
 		tests/system/test_hostile_arms.py
 	$(BIN)/nao-ik loadtest --clients 4 --seconds 60
