@@ -61,7 +61,9 @@ Method, and why it finds that plan:
    fixed, on states four times finer (DELTA / 4: those steps are small).
    Via points (consecutive points farther apart than DENSE: the hand's way
    between them is not given) are layers, each one: nothing is filled
-   across a via step, and its length does not count along the path.
+   across a via step, and its length does not count along the path. No
+   fill spans more than BATCH points (a path of thousands of points within a
+   few millimetres has a layer every BATCH of them).
 4. *The body, lazily* (as a lazy roadmap): the plan is made on the limits
    alone; its configurations are checked (clearance >= MARGIN); where a chosen
    one is not clear, every state of its layer and the NEAR layers either side
@@ -116,8 +118,10 @@ each layer's states (at most about 270 at DELTA, some 80 bytes each with the
 programme's copies: at most about 45 MB for 2000 via points), the step costs
 kept between the programme's two passes (at most KEPT, 16 MB; the others are
 built again), and working arrays for BATCH points' states or CHECKS states'
-clearances at a time (about 25 and 10 MB): under 100 MB for any path of up to
-2000 points (measured: 40-60 MB for 2000 via points, 20 MB for a dense path).
+clearances at a time (about 25 and 10 MB; a fill's finer states: at most
+BATCH points' at DELTA / 4, about 30 MB): under 100 MB for any path of up to
+2000 points (measured: 40-60 MB for 2000 via points, 20 MB for a dense path,
+70 MB for 2000 points within 5 cm each of whose fills is planned whole).
 
 Limits of the argument: the states are within DELTA of every allowed
 configuration only to the halving's depth and where the midpoint of a piece
@@ -384,6 +388,9 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float, via: 
     if via.any():
         ends = np.flatnonzero(via)
         coarse = np.union1d(coarse, np.concatenate([ends, ends + 1]))
+    wide = np.flatnonzero(np.diff(coarse) > BATCH)  # a fill spans at most BATCH points
+    extra = [k for a in wide for k in range(coarse[a] + BATCH, coarse[a + 1], BATCH)]
+    coarse = np.union1d(coarse, np.array(extra, dtype=np.int64))
     lay = _states(model, x[coarse], q0[4], q0)
     blocked: set = set()
     checked = np.full(lay.ok.shape, np.nan)
@@ -774,7 +781,11 @@ def _joined(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray) ->
     if not steps.size:
         return out
     change = np.abs(q[steps + 1, :4] - q[steps, :4]).max(axis=1)
-    out[:] = _swivel_route(model, x, q, steps, np.ceil(change / (SMOOTH - DELTA)).astype(np.int64))
+    pieces = np.ceil(change / (SMOOTH - DELTA)).astype(np.int64)
+    group = np.cumsum(pieces) // CHECKS  # the steps' pieces checked about CHECKS at a time
+    for g in np.unique(group):
+        mine = group == g
+        out[mine] = _swivel_route(model, x, q, steps[mine], pieces[mine])
     for finer in (1, 4):
         todo = np.flatnonzero(~out)
         if not todo.size:
