@@ -43,8 +43,9 @@ test: $(STAMP)
 # hands, moving arms, the load test, the robot runtime, the boxes) against the simulated robot's two other
 # motion profiles (make test runs them against the default one, smooth), the robot-is-the-truth tests under
 # every profile with 120 rounds of another ALMotion user (make test: 30, smooth), the sample diagram through its
-# packaged boxes 20 times in a row against one service and against the robot runtime (make test: 5 and 3), and
-# a one-minute load run with 4 client processes.
+# packaged boxes 20 times in a row against one service and against the robot runtime (make test: 5 and 3), a
+# 2000-point path alternating between two places sent in full (40 s; make test sends 200 of them), and a
+# one-minute load run with 4 client processes.
 SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
 	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
 	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
@@ -57,7 +58,7 @@ soak: $(STAMP)
 		NAO_IK_STUB_PROFILE=$$profile NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_robot_truth.py || exit 1; \
 	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py \
-		tests/unit/evidence/test_continuity.py
+		tests/unit/evidence/test_continuity.py tests/system/test_path_cost.py
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q -k run_after_run tests/system/test_box_outcomes.py \
 		tests/system/test_robot_runtime.py
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \

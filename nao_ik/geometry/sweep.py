@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, NamedTuple, Sequence
 
+import numpy as np
+
 from ..model.arm import ArmModel
 from ..model.body import MARGIN, Capsule
 from .collision import arm_region, clearance
@@ -206,22 +208,57 @@ def stream_regions(model: ArmModel, base: Sequence[float], path: Sequence[Sequen
     keeps going its way for OVERSHOOT_CYCLES cycles at the speed it had, at most the larger of its steps
     there per cycle (and at most ``fraction`` of its maximum speed), decelerating: half that speed.
 
+    Each box is given by three postures: the first of those points (where the arm starts) and the box's two
+    corners, whose box is theirs: a fixed size per command however many points the arm may be behind (a path
+    of far points at full speed leaves it hundreds behind).
+
     Returns:
         One (postures, growth per joint in rad) per command.
     """
-    over = overshoot(model, fraction)  # at most a joint's overshoot at full command speed
-    out, done, reached, arrive, prev = [], 0.0, -1, [], list(base)
-    for j, q in enumerate(path):
-        done = max(done, j * cycle) + SLOWDOWN * seconds(model, prev, q, fraction)
+    rows, first, lo, hi, grow = _stream_boxes(model, base, path, fraction, cycle, tolerance)
+    rows = rows.tolist()
+    return [([rows[f], a, b], g) for f, a, b, g in zip(first.tolist(), lo.tolist(), hi.tolist(), grow.tolist())]
+
+
+def _stream_boxes(model: ArmModel, base: Sequence[float], path: Sequence[Sequence[float]], fraction: float,
+                  cycle: float, tolerance: float) -> tuple:  # fmt: skip
+    """:func:`stream_regions`' boxes as arrays, for a path of any length in time linear in it: (rows (N + 1, 5):
+    ``base`` then the path; first (N,): each box's first row; its lower and upper corners (N, 5); its growth
+    (N, 5))."""
+    over = np.asarray(overshoot(model, fraction))  # at most a joint's overshoot at full command speed
+    rows = np.asarray([[float(x) for x in base]] + [[float(x) for x in q] for q in path]).reshape(-1, 5)
+    moves = np.abs(np.diff(rows, axis=0))  # move t: rows t -> t + 1
+    took = (moves / (np.array([j.max_velocity for j in model.joints]) * fraction)).max(axis=1, initial=0.0)
+    done, arrive = 0.0, []
+    for j, t in enumerate(took.tolist()):  # :func:`seconds` of each leg
+        done = max(done, j * cycle) + SLOWDOWN * t
         arrive.append(done)
-        prev = q
+    # Command k's points: rows first[k]..k + 1 (row 0, base, until a point is surely reached).
+    first, reached = [], -1
     for k in range(len(path)):
         while reached + 1 < k and arrive[reached + 1] <= k * cycle:
             reached += 1
-        postures = ([list(base)] if reached < 0 else []) + [list(q) for q in path[max(reached, 0) : k + 1]]
-        step = [max((abs(b[i] - a[i]) for a, b in zip(postures, postures[1:])), default=0.0) for i in range(5)]
-        grow = [min(s * OVERSHOOT_CYCLES / 2.0, o) + tolerance for s, o in zip(step, over)]
-        out.append((postures, grow))
+        first.append(reached + 1)
+    start, last = np.asarray(first, dtype=np.int64), np.arange(1, len(path) + 1)
+    lo, hi = _window(rows, start, last, np.minimum), _window(rows, start, last, np.maximum)
+    step = _window(moves, start, last - 1, np.maximum)
+    return rows, start, lo, hi, np.minimum(step * OVERSHOOT_CYCLES / 2.0, over) + tolerance
+
+
+def _window(values: np.ndarray, first: np.ndarray, last: np.ndarray, op) -> np.ndarray:
+    """Per window, ``op`` (np.minimum or np.maximum) over ``values[first : last + 1]`` (rows), each column: from
+    the extremes of the runs of 2, 4, 8 ... rows (two runs cover a window)."""
+    out = np.zeros((first.size, values.shape[1]))
+    if not first.size:
+        return out
+    length = last - first + 1
+    level = np.frexp(length.astype(float))[1] - 1  # floor(log2(length))
+    runs = [values]
+    for k in range(1, int(level.max()) + 1):
+        runs.append(op(runs[-1][: -(1 << (k - 1))], runs[-1][1 << (k - 1) :]))
+    for k in np.unique(level).tolist():
+        at = np.flatnonzero(level == k)
+        out[at] = op(runs[k][first[at]], runs[k][last[at] - (1 << k) + 1])
     return out
 
 
@@ -240,14 +277,13 @@ def stream_body(model: ArmModel, base: Sequence[float], points: Sequence[Sequenc
     most ``pieces`` hulls, each grown by the most any of its boxes is, and each hull held by
     :func:`~nao_ik.geometry.collision.arm_region`.
     """
-    boxes = stream_regions(model, base, points, fraction, cycle, tolerance)
-    size = max(1, -(-len(boxes) // pieces))
+    _, _, lo, hi, grow = _stream_boxes(model, base, points, fraction, cycle, tolerance)
+    size = max(1, -(-len(lo) // pieces))
     shapes: tuple[Capsule, ...] = ()
-    for k in range(0, len(boxes), size):
-        group = boxes[k : k + size]
-        postures = [q for box, _ in group for q in box]
-        grow = [max(g[j] for _, g in group) for j in range(5)]
-        region = arm_region(model, postures, grow, grow)
+    for k in range(0, len(lo), size):
+        most = grow[k : k + size].max(axis=0).tolist()
+        corners = [lo[k : k + size].min(axis=0).tolist(), hi[k : k + size].max(axis=0).tolist()]
+        region = arm_region(model, corners, most, most)
         shapes += region[1:] if shapes else region  # each region's first shape is the arm's shoulder: once
     return shapes
 

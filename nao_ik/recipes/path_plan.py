@@ -59,6 +59,11 @@ Method, and why it finds that plan:
    DELTA beyond its even share. Where not (a root change at a fold, the body
    in the way), the points between are planned as in 1-2 with both ends
    fixed, on states four times finer (DELTA / 4: those steps are small).
+   Via points (consecutive points farther apart than DENSE: the hand's way
+   between them is not given) are layers, each one: nothing is filled
+   across a via step, and its length does not count along the path. No
+   fill spans more than BATCH points (a path of thousands of points within a
+   few millimetres has a layer every BATCH of them).
 4. *The body, lazily* (as a lazy roadmap): the plan is made on the limits
    alone; its configurations are checked (clearance >= MARGIN); where a chosen
    one is not clear, every state of its layer and the NEAR layers either side
@@ -72,7 +77,8 @@ Method, and why it finds that plan:
    certification (:func:`nao_ik.geometry.sweep.sweep`) where the bound does not settle
    it. A step not certified costs BLOCKED more in the programme, which is
    made again (SWEEP_ROUNDS times at most): it stays only where every other
-   plan is worse.
+   plan is worse. Each distinct motion (its two configurations, bit for bit)
+   is certified once for the plan, its rounds and its jumps.
 
 Points nearer or farther from the shoulder than the elbow's limits allow are
 planned at the point toward them at the nearest distance allowed: where it has
@@ -102,6 +108,20 @@ while the hand moves little, as near a singularity) is no jump: ``steps``
 and ``worst`` report its size. The tests and the benchmark sample their
 Cartesian paths every 3 mm or closer, where a continuous motion's steps in
 front of the chest are 0.02-0.04 rad, below SMOOTH.
+
+*Cost.* A path that comes back to its places costs what its distinct places
+and motions do: a point repeated bit for bit is sampled once, layers of the
+same states share their step costs, and a motion is certified once (2000
+points alternating between two places: about a second, most of it the
+programme's passes). Memory grows with the layers, never with their square:
+each layer's states (at most about 270 at DELTA, some 80 bytes each with the
+programme's copies: at most about 45 MB for 2000 via points), the step costs
+kept between the programme's two passes (at most KEPT, 16 MB; the others are
+built again), and working arrays for BATCH points' states or CHECKS states'
+clearances at a time (about 25 and 10 MB; a fill's finer states: at most
+BATCH points' at DELTA / 4, about 30 MB): under 100 MB for any path of up to
+2000 points (measured: 40-60 MB for 2000 via points, 20 MB for a dense path,
+70 MB for 2000 points within 5 cm each of whose fills is planned whole).
 
 Limits of the argument: the states are within DELTA of every allowed
 configuration only to the halving's depth and where the midpoint of a piece
@@ -158,6 +178,12 @@ NEAR = 2
 #: Extra move time (s) of a step whose motion is not certified clear, and rounds of certification.
 BLOCKED = 1e3
 SWEEP_ROUNDS = 3
+#: Points whose states are sampled at once, and states whose clearance is computed at once: their working
+#: arrays (about 100 kB a point, 2 kB a state) do not grow with the path.
+BATCH = 256
+CHECKS = 4096
+#: Bytes of the programme's step costs kept between its two passes (the others are built again).
+KEPT = 16 << 20
 #: Violation (rad) below which a computed configuration counts as inside the limits.
 TOLERANCE = 1e-7
 #: Hand error (m) below which a point counts as reached.
@@ -249,7 +275,8 @@ def plan_path(
     if wrist is not None:
         q0[4] = min(max(validate.number(wrist, "wrist"), model.lower[4]), model.upper[4])
     fraction = validate.speed(fraction)
-    q, live = _plan(model, _attainable(model, x, q0[4]), q0, fraction)
+    certified: dict = {}  # each distinct motion certified once, for the plan's rounds and its jumps
+    q, live = _plan(model, _attainable(model, x, q0[4]), q0, fraction, _via(x), certified)
     q = _answer_unreached(model, x, q, live, q0)
     errors = np.linalg.norm(forward_batch(model, q) - x, axis=1)
     reached = errors <= REACHED
@@ -257,7 +284,7 @@ def plan_path(
     moves = np.abs(np.diff(np.vstack([q0[None], q]), axis=0))
     steps = moves.max(axis=1)
     times = (moves / (speed * fraction)).max(axis=1)
-    found = jumps(model, x, q, reached, fraction)
+    found = jumps(model, x, q, reached, fraction, certified=certified)
     out = tuple(Jump(k, float(steps[k]), float(times[k]), why) for k, why in found)
     worst = float(times[1:].max()) if len(x) > 1 else 0.0
     return PathPlan(q, reached, errors, steps, times, out, worst, time.perf_counter() - t0, model.arm)
@@ -287,7 +314,7 @@ def follow_or_refuse(points: Sequence[Sequence[float]], arm: ArmLike, initial: S
 
 
 def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | None = None,
-          fraction: float = 1.0) -> list[tuple[int, str]]:  # fmt: skip
+          fraction: float = 1.0, *, certified: dict | None = None) -> list[tuple[int, str]]:  # fmt: skip
     """The steps of configurations ``q`` along points ``x`` that are jumps (the module docstring's definition).
 
     Args:
@@ -295,6 +322,7 @@ def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | N
         x: (N, 3) the hand's points; q: (N, 5) a configuration for each (the hand on it where ``reached``).
         reached: (N,) which points ``q`` reaches (default: those whose hand is within REACHED).
         fraction: the commands' fractionMaxSpeed (the motion check does not depend on it).
+        certified: the motions certified so far (:func:`_uncertified`'s memo), kept and added to.
 
     Returns:
         (index of the point the step arrives at, reason) per jump, in path order.
@@ -305,19 +333,23 @@ def jumps(model: ArmModel, x: np.ndarray, q: np.ndarray, reached: np.ndarray | N
     out = {}
     # Between points farther apart than DENSE the path does not say where the hand goes: a large step there is
     # the motion between the caller's via points, judged by its certification alone.
-    dense = np.linalg.norm(np.diff(x, axis=0), axis=1) <= DENSE
-    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & dense
+    big = (np.abs(np.diff(q[:, :4], axis=0)).max(axis=1) > SMOOTH) & ~_via(x)
     for k in np.flatnonzero(big & ~(reached[1:] & reached[:-1])) + 1:
         out[int(k)] = "point unreachable"
     test = np.flatnonzero(big & reached[1:] & reached[:-1])
     for k in test[~_joined(model, x, q, test)] + 1:
         out[int(k)] = "no continuous solution"
-    for k, part in _uncertified(model, q, fraction):
+    for k, part in _uncertified(model, q, fraction, certified=certified):
         out.setdefault(k, f"motion may cross the {part or 'body'}")
     return sorted(out.items())
 
 
 # ------------------------------------------------------------------------------------------------ the plan
+
+
+def _via(x: np.ndarray) -> np.ndarray:
+    """(N - 1,) the steps between via points: points farther apart than DENSE."""
+    return np.linalg.norm(np.diff(x, axis=0), axis=1) > DENSE
 
 
 def _speed(model: ArmModel) -> np.ndarray:
@@ -340,15 +372,25 @@ def _attainable(model: ArmModel, x: np.ndarray, wrist: float) -> np.ndarray:
     return y
 
 
-def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float) -> tuple[np.ndarray, np.ndarray]:
-    """Steps 1-4: (angles (N, 5), live (N,): the points planned; the others' rows are zeros)."""
+def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float, via: np.ndarray,
+          certified: dict) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """Steps 1-4: (angles (N, 5), live (N,): the points planned; the others' rows are zeros). ``via``: the steps
+    between via points (:func:`_via`), whose ends are layers; ``certified``: :func:`_uncertified`'s memo."""
     n = len(x)
     weights = 1.0 / _speed(model)[:4]
-    along = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(x, axis=0), axis=1))])
+    # The hand's way along the path, via steps left out (the hand's way there is not given, and nothing is
+    # filled across them): the coarse layers are spread over the rest.
+    along = np.concatenate([[0.0], np.cumsum(np.where(via, 0.0, np.linalg.norm(np.diff(x, axis=0), axis=1)))])
     spacing = max(COARSE, along[-1] / COARSE_LAYERS)
     cell = np.floor(along / spacing)
     coarse = np.flatnonzero(np.concatenate([[True], cell[1:] != cell[:-1]]))
     coarse = np.union1d(coarse, [n - 1])
+    if via.any():
+        ends = np.flatnonzero(via)
+        coarse = np.union1d(coarse, np.concatenate([ends, ends + 1]))
+    wide = np.flatnonzero(np.diff(coarse) > BATCH)  # a fill spans at most BATCH points
+    extra = [k for a in wide for k in range(coarse[a] + BATCH, coarse[a + 1], BATCH)]
+    coarse = np.union1d(coarse, np.array(extra, dtype=np.int64))
     lay = _states(model, x[coarse], q0[4], q0)
     blocked: set = set()
     checked = np.full(lay.ok.shape, np.nan)
@@ -365,7 +407,7 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float) -> tu
         q[idx] = lay.q[rows, picks[rows]]
         live[idx] = True
         _fill(model, x, q, live, idx, lay.phi[rows, picks[rows]], lay.root[rows, picks[rows]], weights)
-        failed = [k for k, _ in _uncertified(model, q[live], fraction, np.flatnonzero(live))]
+        failed = [k for k, _ in _uncertified(model, q[live], fraction, np.flatnonzero(live), certified)]
         if not failed or not model.body:
             break
         # A step not certified: its coarse step costs BLOCKED more, and the programme runs again.
@@ -402,10 +444,56 @@ def _states(model: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray | None 
 
     With ``q0``, the first point also has states at ``q0``'s elbow's swivel on its circle (both roots, where
     inside the limits): the start's nearest.
+
+    A point repeated bit for bit (a path that comes back to its places) is sampled once; the points are sampled
+    BATCH at a time, so that the working arrays do not grow with the path.
     """
     free = model.bodiless()
     m = len(x)
-    c, pt_a, root_a, s, e = _allowed(model, x, wrist)
+    if not m:
+        return _pad(0, np.zeros(0, np.int64), np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int8))
+    _, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
+    keep = np.sort(first)  # the distinct points, in path order
+    parts = [_pad(keep[a : a + BATCH].size, *_sampled(free, x[keep[a : a + BATCH]], wrist, delta))
+             for a in range(0, keep.size, BATCH)]  # fmt: skip
+    start = [] if q0 is None else _start(free, x[0], wrist, q0)
+    index = np.searchsorted(keep, first)[inverse.reshape(-1)]  # each point's distinct point
+    used = int(parts[0].ok[index[0]].sum())  # a layer's states are its first slots
+    width = max(max(p.ok.shape[1] for p in parts), used + len(start))
+    if len(parts) == 1 and keep.size == m and width == parts[0].ok.shape[1]:
+        lay = parts[0]
+    else:  # each point's layer is its distinct point's, the first one's start states beside them
+        lay = _Layers(*(np.zeros((m, width) + a.shape[2:], a.dtype) for a in parts[0]))
+        owner = index // BATCH
+        for j in range(len(parts)):
+            rows = np.flatnonzero(owner == j)
+            for r in (rows[a : a + BATCH] for a in range(0, rows.size, BATCH)):
+                for out, got in zip(lay, parts[j]):
+                    out[r, : got.shape[1]] = got[index[r] - j * BATCH]
+            parts[j] = None  # copied: its memory goes now
+    for j, (qb, phi0, b) in enumerate(start):
+        lay.q[0, used + j], lay.ok[0, used + j], lay.phi[0, used + j], lay.root[0, used + j] = qb, True, phi0, b
+    return lay
+
+
+def _start(free: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray) -> list:
+    """(angles, swivel, root) of the configurations of point ``x`` at ``q0``'s elbow's swivel on its circle, both
+    roots, where inside the limits."""
+    elbow = chain(free, [float(v) for v in q0]).origins[2]
+    c = circle(free, [x[None, 0], x[None, 1], x[None, 2]], np.full(1, float(wrist)), ARRAY)
+    phi0 = float(swivel_angle(free, c, [np.array([v]) for v in elbow], ARRAY)[0])
+    out = []
+    for b in (0, 1):
+        qb, vb = _configurations(free, c, np.array([0]), np.array([phi0]), np.array([b], dtype=np.int8))
+        if vb[0]:
+            out.append((qb[0], phi0, b))
+    return out
+
+
+def _sampled(free: ArmModel, x: np.ndarray, wrist: float, delta: float) -> tuple:
+    """:func:`_states`' samples of the points ``x`` (the limits alone): (point (S,), angles (S, 5), swivel (S,),
+    root (S,)) of the valid ones, each point's in order along its arcs."""
+    c, pt_a, root_a, s, e = _allowed(free, x, wrist)
     # The base samples: each arc's two ends and the grid's swivels inside it.
     h = 2.0 * math.pi / GRID
     first = np.floor((s + math.pi) / h) + 1.0
@@ -415,7 +503,7 @@ def _states(model: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray | None 
     slot = np.arange(arc.size) - np.repeat(np.cumsum(count) - count, count)
     phi = np.where(slot == 0, s[arc], np.where(slot == count[arc] - 1, e[arc], -math.pi + (first[arc] + slot - 1) * h))
     q, valid = _configurations(free, c, pt_a[arc], phi, root_a[arc])
-    # Halve every piece whose ends are more than DELTA apart.
+    # Halve every piece whose ends are more than ``delta`` apart.
     for _ in range(DEPTH):
         gap = np.abs(np.diff(q[:, :4], axis=0)).max(axis=1)
         cut = np.flatnonzero((gap > delta) & (arc[1:] == arc[:-1]))
@@ -425,15 +513,7 @@ def _states(model: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray | None 
         qm, vm = _configurations(free, c, pt_a[arc[cut]], mid, root_a[arc[cut]])
         phi, q = np.insert(phi, cut + 1, mid), np.insert(q, cut + 1, qm, axis=0)
         valid, arc = np.insert(valid, cut + 1, vm), np.insert(arc, cut + 1, arc[cut])
-    point, root = pt_a[arc], root_a[arc]
-    if q0 is not None and m:
-        elbow = chain(free, [float(v) for v in q0]).origins[2]
-        phi0 = float(swivel_angle(free, take(c, np.array([0])), [np.array([v]) for v in elbow], ARRAY)[0])
-        for b in (0, 1):
-            qb, vb = _configurations(free, c, np.array([0]), np.array([phi0]), np.array([b], dtype=np.int8))
-            point, root = np.append(point, 0), np.append(root, b)
-            phi, q, valid = np.append(phi, phi0), np.vstack([q, qb]), np.append(valid, vb)
-    return _pad(m, point[valid], q[valid], phi[valid], root[valid])
+    return pt_a[arc][valid], q[valid], phi[valid], root_a[arc][valid]
 
 
 def _configurations(free: ArmModel, c, rows: np.ndarray, phi: np.ndarray, root: np.ndarray) -> tuple:
@@ -484,10 +564,10 @@ def _choose(model: ArmModel, lay: _Layers, checked: np.ndarray, weights: np.ndar
 
 
 def _clearances(model: ArmModel, lay: _Layers, checked: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
-    """The body's clearance of states (rows, cols) not yet checked, into ``checked``."""
-    todo = np.isnan(checked[rows, cols])
-    if todo.any():
-        r, k = rows[todo], cols[todo]
+    """The body's clearance of states (rows, cols) not yet checked, into ``checked`` (CHECKS at a time)."""
+    todo = np.flatnonzero(np.isnan(checked[rows, cols]))
+    for a in range(0, todo.size, CHECKS):
+        r, k = rows[todo[a : a + CHECKS]], cols[todo[a : a + CHECKS]]
         checked[r, k] = clearance_batch(model, lay.q[r, k], model.body)[0]
 
 
@@ -513,21 +593,15 @@ def _programme(lay: _Layers, weights: np.ndarray, q0: np.ndarray | None, blocked
     for a, sa, b, sb in blocked:
         if where.get(b, -1) == where.get(a, -2) + 1:
             cut.setdefault(where[a], []).append((sa, sb))
-    # Backward, building each step's move times: each state's smallest largest step to the end.
-    cost = [None] * (m - 1)
+    cost = _Steps(qw, ok, share, cut)
+    # Backward: each state's smallest largest step to the end.
     w = np.where(ok[-1], 0.0, np.inf).astype(np.float32)
     for i in range(m - 2, -1, -1):
-        c = np.abs(qw[i][:, None, 0] - qw[i + 1][None, :, 0])
-        for j in range(1, 4):
-            np.maximum(c, np.abs(qw[i][:, None, j] - qw[i + 1][None, :, j]), out=c)
-        if share[i] != 1.0:
-            c /= np.float32(share[i])
-        c[~ok[i]] = np.inf
-        c[:, ~ok[i + 1]] = np.inf
-        for sa, sb in cut.get(i, ()):
-            c[sa, sb] += BLOCKED
-        cost[i] = c
-        w = np.maximum(c, w[None, :]).min(axis=1)
+        worst = np.maximum(cost.base(i), w[None, :])
+        if i in cut:
+            sa, sb, c = cost.cut(i)
+            worst[sa, sb] = np.maximum(c, w[sb])
+        w = worst.min(axis=1)
     w = np.where(ok[0], w, np.inf)
     if q0 is None:
         s0 = int(w.argmin())
@@ -540,10 +614,10 @@ def _programme(lay: _Layers, weights: np.ndarray, q0: np.ndarray | None, blocked
     total[s0] = 0.0
     back = []
     for i in range(m - 1):
-        c = cost[i]
-        tried = c * c
-        tried[c > bound] = np.inf
-        tried += total[:, None]
+        tried = cost.squares(i, bound) + total[:, None]
+        if i in cut:
+            sa, sb, c = cost.cut(i)
+            tried[sa, sb] = np.where(c > bound, np.float32(np.inf), c * c) + total[sa]
         b = tried.argmin(axis=0)
         back.append(b)
         total = tried[b, np.arange(b.size)]
@@ -553,6 +627,68 @@ def _programme(lay: _Layers, weights: np.ndarray, q0: np.ndarray | None, blocked
         pick[i] = back[i][pick[i + 1]]
     picks[live] = pick
     return picks
+
+
+class _Steps:
+    """The programme's step costs between live layers i and i + 1: the move times (speed-weighted radians) from
+    every state of one to every state of the other, shared by ``share[i]`` points, inf where a state is out; the
+    ``cut`` steps cost BLOCKED more.
+
+    Both passes read each step: its matrix (float32, states x states) is built once and kept where it fits, else
+    built again: the matrices kept total at most KEPT bytes, so that a plan's memory does not grow with its
+    layers (a path of 2000 via points has 2000 steps, each matrix up to a quarter of a megabyte). Steps between
+    layers of the same states (a path that comes back to its places) share one matrix: an alternation between
+    two places builds two. A cut step is its matrix with the cut entries changed: the passes change those
+    entries alone (:meth:`cut`), so that cut steps share their matrix too.
+    """
+
+    def __init__(self, qw: list, ok: list, share: np.ndarray, cut: dict):
+        self.qw, self.ok, self.share = qw, ok, share
+        self.cuts = {i: tuple(np.array(v) for v in zip(*pairs)) for i, pairs in cut.items()}
+        names: dict = {}  # a layer's states (bit for bit) -> their number among the distinct ones
+        self.name = [names.setdefault((q.tobytes(), k.tobytes()), len(names)) for q, k in zip(qw, ok)]
+        self.kept: dict = {}
+        self.room = KEPT
+
+    def base(self, i: int) -> np.ndarray:
+        """Step i's matrix, no cut."""
+        return self._kept(("base", self.name[i], self.name[i + 1], float(self.share[i])), lambda: self._build(i))
+
+    def squares(self, i: int, bound: np.float32) -> np.ndarray:
+        """Step i's squared move times, inf beyond ``bound``, no cut."""
+
+        def build() -> np.ndarray:
+            c = self.base(i)
+            out = c * c
+            out[c > bound] = np.inf
+            return out
+
+        return self._kept(("squares", self.name[i], self.name[i + 1], float(self.share[i]), float(bound)), build)
+
+    def cut(self, i: int) -> tuple:
+        """(rows, columns, move times) of step i's cut entries: BLOCKED more than its matrix's."""
+        sa, sb = self.cuts[i]
+        return sa, sb, self.base(i)[sa, sb] + np.float32(BLOCKED)
+
+    def _kept(self, key: tuple, build) -> np.ndarray:
+        c = self.kept.get(key)
+        if c is None:
+            c = build()
+            if c.nbytes <= self.room:
+                self.kept[key] = c
+                self.room -= c.nbytes
+        return c
+
+    def _build(self, i: int) -> np.ndarray:
+        qw, ok = self.qw, self.ok
+        c = np.abs(qw[i][:, None, 0] - qw[i + 1][None, :, 0])
+        for j in range(1, 4):
+            np.maximum(c, np.abs(qw[i][:, None, j] - qw[i + 1][None, :, j]), out=c)
+        if self.share[i] != 1.0:
+            c /= np.float32(self.share[i])
+        c[~ok[i]] = np.inf
+        c[:, ~ok[i + 1]] = np.inf
+        return c
 
 
 def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: np.ndarray,
@@ -644,32 +780,40 @@ def _joined(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray) ->
     out = np.zeros(steps.size, dtype=bool)
     if not steps.size:
         return out
-    unit = np.ones(4)
     change = np.abs(q[steps + 1, :4] - q[steps, :4]).max(axis=1)
-    out[:] = _swivel_route(model, x, q, steps, np.ceil(change / (SMOOTH - DELTA)).astype(np.int64))
+    pieces = np.ceil(change / (SMOOTH - DELTA)).astype(np.int64)
+    group = np.cumsum(pieces) // CHECKS  # the steps' pieces checked about CHECKS at a time
+    for g in np.unique(group):
+        mine = group == g
+        out[mine] = _swivel_route(model, x, q, steps[mine], pieces[mine])
     for finer in (1, 4):
         todo = np.flatnonzero(~out)
         if not todo.size:
             break
         pieces = finer * np.minimum(np.ceil(change[todo] / (SMOOTH - DELTA)), PIECES).astype(np.int64)
-        pts, owner = [], []
-        for i, s, p in zip(todo, steps[todo], pieces):
-            f = np.arange(1, p)[:, None] / p
-            pts.append(x[s] + f * (x[s + 1] - x[s]))
-            owner.append(np.full(p - 1, i))
-        lay = _states(model, np.concatenate(pts), q[0, 4])
-        owner = np.concatenate(owner)
-        for i, s in zip(todo, steps[todo]):
-            rows = np.flatnonzero(owner == i)
-            part = _pinned(_Layers(*(a[rows] for a in lay)), q[s], q[s + 1])
-            checked = np.full(part.ok.shape, np.nan)
-            checked[0, 0] = checked[-1, 0] = np.inf
-            picks = _choose(model, part, checked, unit, None)
-            kept = np.flatnonzero(picks >= 0)
-            chain_q = part.q[kept, picks[kept]]
-            clear = not model.body or bool((checked[kept, picks[kept]] >= MARGIN).all())
-            out[i] = kept.size == part.ok.shape[0] and clear and np.abs(np.diff(chain_q[:, :4], axis=0)).max() <= SMOOTH
+        # The steps' pieces sampled for about BATCH points at a time: their states do not grow with the path.
+        group = np.cumsum(pieces - 1) // BATCH
+        for g in np.unique(group):
+            mine = np.flatnonzero(group == g)
+            step, piece = steps[todo[mine]], pieces[mine]
+            lay = _states(model, np.concatenate([x[s] + np.arange(1, p)[:, None] / p * (x[s + 1] - x[s])
+                                                 for s, p in zip(step, piece)]), q[0, 4])  # fmt: skip
+            end = np.cumsum(piece - 1)
+            for i, s, a, b in zip(todo[mine], step, end - (piece - 1), end):
+                out[i] = _chained(model, _pinned(_Layers(*(v[a:b] for v in lay)), q[s], q[s + 1]))
     return out
+
+
+def _chained(model: ArmModel, part: _Layers) -> bool:
+    """Whether the plan through ``part`` (its first and last layers: a step's two configurations) has a state at
+    every layer, each clear and every link at most SMOOTH."""
+    checked = np.full(part.ok.shape, np.nan)
+    checked[0, 0] = checked[-1, 0] = np.inf
+    picks = _choose(model, part, checked, np.ones(4), None)
+    kept = np.flatnonzero(picks >= 0)
+    chain_q = part.q[kept, picks[kept]]
+    clear = not model.body or bool((checked[kept, picks[kept]] >= MARGIN).all())
+    return kept.size == part.ok.shape[0] and clear and np.abs(np.diff(chain_q[:, :4], axis=0)).max() <= SMOOTH
 
 
 def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray, pieces: np.ndarray) -> np.ndarray:
@@ -707,21 +851,32 @@ def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarr
     return out
 
 
-def _uncertified(model: ArmModel, q: np.ndarray, fraction: float, index: np.ndarray | None = None) -> list:
+def _uncertified(model: ArmModel, q: np.ndarray, fraction: float, index: np.ndarray | None = None,
+                 certified: dict | None = None) -> list:  # fmt: skip
     """(index of the point a step arrives at, body part) of the steps of ``q`` whose motion is not certified clear
-    of the body (``index``: the rows' point indices, default 0..N-1)."""
+    of the body (``index``: the rows' point indices, default 0..N-1).
+
+    Each distinct motion (its two configurations, bit for bit) is certified once: ``certified`` maps those
+    already certified to (clear, part), and is added to. A path that comes back to its places (an alternation
+    between two, 2000 times) repeats its motions: their certification costs what its distinct ones do.
+    """
     if not model.body or len(q) < 2:
         return []
     index = np.arange(len(q)) if index is None else index
+    certified = {} if certified is None else certified
     centre, half = 0.5 * (q[1:] + q[:-1]), 0.5 * np.abs(q[1:] - q[:-1])
     reach = np.asarray(link_reach(scalar_arm(model)))  # (links, 5): metres per radian
     grow = (half @ reach.T).max(axis=-1)  # box_growth's largest link, on arrays
     near = clearance_batch(model, centre, model.body)[0]
     out = []
     for s in np.flatnonzero(near - grow < SWEEP_MARGIN):  # the bound does not settle these
-        got = sweep(model, q[s], q[s + 1], fraction)
-        if not got.clear:
-            out.append((int(index[s + 1]), got.part))
+        key = (q[s].tobytes(), q[s + 1].tobytes())
+        if key not in certified:
+            got = sweep(model, q[s], q[s + 1], fraction)
+            certified[key] = (got.clear, got.part)
+        clear, part = certified[key]
+        if not clear:
+            out.append((int(index[s + 1]), part))
     return out
 
 

@@ -289,13 +289,17 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
     Every later command is checked from wherever the arm may be when it arrives, at any profile: among
     the points commanded since the last one it has surely reached (:func:`nao_ik.geometry.sweep.stream_regions`),
     each joint going on past them by its overshoot (and within ARRIVED of the first point after a lead).
-    ``check`` is called before each point's checks.
+    ``check`` is called before each point's checks. A path that comes back to its places repeats its points and
+    its boxes (an alternation between two places: two of each): each distinct one is checked once.
     """
     if not model.body:
         return None
+    near_of: dict = {}
     for k, q in enumerate(path):
         check(k)
-        near = clearance(model, q, model.body)
+        if tuple(q) not in near_of:
+            near_of[tuple(q)] = clearance(model, q, model.body)
+        near = near_of[tuple(q)]
         if near.distance < MARGIN - 1e-6:
             return k, f"collision: {near.part} at point {k}"
     if lead:
@@ -303,11 +307,15 @@ def _blocked(engine: Engine, model: ArmModel, start: Any, path: list, speed: flo
         if not route.commands:
             return 0, f"{route.reason} (the path's first point)"
     base = path[0] if lead else start
+    move_of: dict = {}
     for k, (region, grow) in enumerate(stream_regions(model, base, path, speed, CYCLE, ARRIVED if lead else 0.0)):
         if lead and k == 0:
             continue
         check(k)
-        move = sweep_region(model, region, grow)
+        key = (*(tuple(q) for q in region), tuple(grow))
+        if key not in move_of:
+            move_of[key] = sweep_region(model, region, grow)
+        move = move_of[key]
         if not move.clear:
             return k, f"collision: the motion to point {k} may cross the {move.part or 'body'}"
     return None

@@ -10,30 +10,12 @@ import subprocess
 import sys
 import time
 
-from nao_ik.service.supervisor import process_tree
 from sim_stub.robot import SimulatedRobot
 from tests import report
 from tests.qi_fixtures import qi
+from tests.serving import cpu_s, rss_mb
 
 POINTS = 1_000_000 if os.environ.get("NAO_IK_SOAK") else 200_000
-
-
-def rss_mb(pid):
-    """Of ``nao-ik serve``: the supervisor and its worker."""
-    total = 0.0
-    for p in process_tree(pid):
-        with open(f"/proc/{p}/status") as fh:
-            total += next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS:"))
-    return total
-
-
-def cpu_s(pid):
-    total = 0.0
-    for p in process_tree(pid):
-        with open(f"/proc/{p}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 def test_a_huge_path_is_dropped_before_it_is_converted():

@@ -181,3 +181,31 @@ def test_track_path_over_qi_plans_the_path_whole(awake):
             awake.ik.trackPathWithOptions(arm, x.tolist(), options)
         assert "\n" not in str(e.value)
     assert len(awake.moves()) == before
+
+
+#: Two places whose motion between them may cross the head, and two whose motion is certified clear (LArm; as
+#: tests/system/test_path_cost.py's).
+PLACES_CROSSING = ([0.10, 0.25, 0.00], [0.05, 0.10, 0.25])
+PLACES_CLEAR = ([0.112, 0.27, 0.037], [0.012, 0.301, 0.181])
+
+
+def test_an_alternation_between_two_places_costs_its_distinct_motions(monkeypatch):
+    """2000 points alternating between two places 15-25 cm apart (via points): every point is planned (a layer
+    each, nothing filled across), and each distinct motion is certified once for the plan's rounds and its jumps
+    (a dozen certifications, where each step was certified five times); between two places whose motion may
+    cross the head every step is a listed jump, between two whose motion is clear none is."""
+    from nao_ik.recipes import path_plan
+
+    calls = []
+    certify = path_plan.sweep
+    monkeypatch.setattr(path_plan, "sweep", lambda *a, **k: calls.append(a) or certify(*a, **k))
+    for (a, b), crossing in ((PLACES_CROSSING, True), (PLACES_CLEAR, False)):
+        calls.clear()
+        plan = nao_ik.plan_path([a, b] * 1000, "LArm")
+        assert plan.reached.all()
+        assert len(calls) <= 20, len(calls)
+        if crossing:
+            assert [j.index for j in plan.jumps] == list(range(1, 2000))
+            assert all(j.reason.startswith("motion may cross the") for j in plan.jumps)
+        else:
+            assert plan.jumps == ()
