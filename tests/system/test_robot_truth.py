@@ -49,10 +49,13 @@ def fresh_answer(robot_url: str, arm: str, target, method: str = "analytic") -> 
 
 
 def wait_still(s: Stack, timeout: float = 20.0) -> None:
-    """Until every arm joint is at its command's target and the motors are on (the other client's moves done)."""
+    """Until every arm joint is at its command's target and no call of the service still sends to an arm (a reach
+    in legs sends the next once the arm got to the one before): the other client's moves and the service's done."""
     names = NAMES["LArm"] + NAMES["RArm"]
     end = time.monotonic() + timeout
-    while s.motion.getAngles(names, True) != s.stub.getTargets(names):
+    while s.motion.getAngles(names, True) != s.stub.getTargets(names) or any(
+        s.service._engine.arms[arm].busy() for arm in ("LArm", "RArm")
+    ):
         assert time.monotonic() < end, "the arms did not come to rest"
         time.sleep(0.02)
 

@@ -88,6 +88,9 @@ def test_reach_with_speed_uses_its_own_speed_and_leaves_the_default(slow):
     # Once the right arm stopped: sent while it moved, its reach may still have it braking toward the first
     # command, where the left arm's path would be checked against that too.
     slow.wait_still(["RShoulderPitch", "RShoulderRoll", "RElbowYaw", "RElbowRoll", "RWristYaw"])
+    end = time.monotonic() + 5.0  # and the service has seen it there (its readings tell it the command ended)
+    while slow.ik.getArmState("RArm")["state"] == "moving" and time.monotonic() < end:
+        time.sleep(0.02)
     t = slow.ik.trackPathWithSpeed("LArm", [[0.15, 0.12, 0.08], [0.15, 0.125, 0.08]], "", 0.4)
     assert t["sent"] == 2 and [m["speed"] for m in slow.moves()[-2:]] == [0.4, 0.4], t["stopped"]
     assert slow.ik.getSpeed() == pytest.approx(0.2)
