@@ -58,7 +58,7 @@ soak: $(STAMP)
 		NAO_IK_STUB_PROFILE=$$profile NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_robot_truth.py || exit 1; \
 	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py \
-		tests/unit/evidence/test_continuity.py tests/system/test_path_cost.py
+		tests/unit/evidence/test_continuity.py tests/system/test_path_cost.py tests/unit/geometry/test_closest.py
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q -k run_after_run tests/system/test_box_outcomes.py \
 		tests/system/test_robot_runtime.py
 	NAO_IK_HOSTILE_CALLS=20000 NAO_IK_HOSTILE_ARM_CALLS=2000 $(BIN)/python -m pytest -q tests/system/test_hostile.py \
