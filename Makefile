@@ -55,7 +55,8 @@ soak: $(STAMP)
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \
 	done
 	for profile in smooth linear synchronised; do \
-		NAO_IK_STUB_PROFILE=$$profile NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_robot_truth.py || exit 1; \
+		NAO_IK_STUB_PROFILE=$$profile NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_robot_truth.py \
+			tests/system/test_another_user.py || exit 1; \
 	done
 	NAO_IK_SOAK=1 $(BIN)/python -m pytest -q tests/system/test_reliability.py tests/system/test_round_trips.py \
 		tests/unit/evidence/test_continuity.py tests/system/test_path_cost.py tests/unit/geometry/test_closest.py
