@@ -30,9 +30,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/nao-ik demo --view
 
-# The suite (under five minutes on 2 cores): four worker processes, since most tests wait on the
-# simulated robot's motions rather than compute (on 2 cores, the same machine, back to back: 258 s with
-# three, 228 s with four); progress as it runs, the reliability figures at the end.
+# The suite: four worker processes, since most tests wait on the simulated robot's motions rather than compute
+# (on 2 cores, the same machine, back to back: 258 s with three, 228 s with four, before the robot-is-the-truth
+# tests; with them, 375-387 s on an idle AMD EPYC with 2 cores, over the five minutes it is meant to keep);
+# progress as it runs, the reliability figures at the end.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/python -m pytest -n 4 --dist loadfile
