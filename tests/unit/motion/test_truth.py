@@ -11,6 +11,7 @@ from nao_ik.model.arm import arm_model
 from nao_ik.motion import truth
 from nao_ik.motion.truth import LAG, REST_SPAN, UNMOVED, Watch, arrived, on_its_way, shows, way_span, widen
 from sim_stub.motion import StubMotion
+from tests.unit.sim_stub.test_stub import FakeClock
 
 MODEL = arm_model("LArm")
 NAMES = list(MODEL.names)
@@ -72,17 +73,6 @@ def test_a_reading_judges_a_command_only_lag_after_its_answer():
     assert REST_SPAN == pytest.approx(STOPPED_CYCLES * CYCLE + LAG)
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, dt):
-        self.now += dt
-
-
 def test_an_unchanged_command_over_the_span_is_rest_and_a_slow_creep_is_not():
     watch = Watch()
     span = int(round(REST_SPAN / CYCLE))
@@ -117,7 +107,7 @@ def test_the_simulated_robots_command_stays_in_the_span_of_commands_that_retarge
     was read when each went; and a command that ALMotion's command reached has arrived."""
     rng = random.Random(7)
     for trial in range(30):
-        clock = Clock()
+        clock = FakeClock()
         stub = StubMotion(clock=clock, sleep=clock.sleep, profile=profile)
         stub.wakeUp()
         stub.setCollisionProtectionEnabled("Arms", False)  # the profiles' motion alone (the protection bends it)
