@@ -8,6 +8,7 @@ a third is the user.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 
@@ -18,6 +19,7 @@ qi = pytest.importorskip("qi", reason="libqi (the 'qi' package) is needed for th
 from nao_ik.cli import quiet_qi  # noqa: E402
 from nao_ik.service import register  # noqa: E402
 from sim_stub.motion import StubMotion  # noqa: E402
+from sim_stub.profiles import PROFILES, default_profile  # noqa: E402
 from sim_stub.robot import SimulatedRobot  # noqa: E402
 
 quiet_qi("ERROR")
@@ -104,6 +106,12 @@ class Stack:
             except RuntimeError:
                 pass
         self.robot.close()
+
+
+def profiles_here() -> tuple:
+    """The stub's motion profiles a test that runs under each of them runs under: every one under make soak
+    (``NAO_IK_SOAK``), the default one under make test."""
+    return tuple(PROFILES) if os.environ.get("NAO_IK_SOAK") else (default_profile(),)
 
 
 @pytest.fixture

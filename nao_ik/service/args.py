@@ -124,6 +124,7 @@ KINDS: dict[str, Callable[[Any], Any]] = {
     "right": _arm_target("right"),
     "opening": _opening,
     "options": _path_options,
+    "seconds": lambda value: validate.positive(value, "seconds"),
 }
 
 #: Every NaoArmIK qi method that takes arguments.
@@ -159,6 +160,10 @@ SPECS: dict[str, Spec] = {
     "setHandWithSpeed": Spec(("arm", "opening", "fractionMaxSpeed")),
     "grasp": Spec(("arm", "x", "y", "z", "approach")),
     "graspWithSpeed": Spec(("arm", "x", "y", "z", "approach", "fractionMaxSpeed")),
+    "followTarget": Spec(("arm", "x", "y", "z", "frame")),
+    "followTargetWithSpeed": Spec(("arm", "x", "y", "z", "frame", "fractionMaxSpeed")),
+    "stopFollowing": Spec(("arm",)),
+    "setFollowTimeout": Spec(("seconds",)),
 }
 
 

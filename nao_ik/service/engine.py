@@ -877,6 +877,23 @@ class Engine:
                     raise RuntimeError(f"{what}: {why}; nothing {'more ' if more else ''}sent")
             self.send(model.arm, names, q, speed, end)
 
+    def reading(self, arm: str) -> tuple:
+        """(when it was asked for (monotonic s), the commanded posture): the arm's newest reading of ALMotion's command
+        (its :class:`~nao_ik.motion.truth.Watch`; (None, None) before the first)."""
+        watch = self._watch[arm]
+        with self._commit:
+            return watch.asked, None if watch.commanded is None else list(watch.commanded)
+
+    def send_streamed(self, arm: str, names: list, angles: list, speed: float, end: float) -> _Aimed | None:
+        """:meth:`send` a streamed command certified against the body this thread read last (:meth:`arm_state`): its
+        record (when it went, its call's future); None (nothing sent) where another command went since that
+        reading: the stream reads the robot again."""
+        with self._commit:
+            if self._aims != getattr(self._seen, "aims", None):
+                return None
+            self.send(arm, names, angles, speed, end)
+            return self.last(arm)
+
     def call_aimed(self, aims: list, names: list, angles: list, speed: float, end: float,
                    ahead: list | None = None) -> None:  # fmt: skip
         """``setAngles`` waiting for ALMotion's answer; each arm's command (``aims``: (arm, posture)) is

@@ -62,6 +62,7 @@ from ..recipes.grasp import CLOSED, OPEN
 from . import both, hands, paths, reach
 from .args import decode
 from .engine import CYCLE, Engine
+from .follow import Following
 from .jobs import Job
 from .kept import Kept, robot
 from .link import MOTION_TIMEOUT
@@ -122,6 +123,7 @@ class NaoArmIK:
         speed = self._kept.speed(self._configured)
         self._engine = Engine(session, speed, timeout, budget, bool(body), self._log)
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
+        self._following = Following(self._engine)
         self._closing = threading.Event()
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
@@ -254,7 +256,9 @@ class NaoArmIK:
         """The named arm as the robot shows it now: ``state`` "moving", "arrived" (at the service's last command),
         "stopped" (short of it; ``reason`` says why) or "still" (no command of the service's under way)."""
         a = self._decode("getArmState", (arm,))
-        return self._submit("getArmState", lambda job, end: self._engine.state(a["arm"], end))
+        arm = a["arm"]
+        following = self._following
+        return self._submit("getArmState", lambda job, end: dict(self._engine.state(arm, end), **following.status(arm)))
 
     @qi.bind(qi.Bool, [qi.Dynamic])
     def stopPath(self, arm: Any) -> bool:
@@ -264,6 +268,50 @@ class NaoArmIK:
         """
         a = self._decode("stopPath", (arm,))
         return self._engine.arms[a["arm"]].stop("stopped by stopPath", self._engine.motion.timeout + CYCLE)
+
+    # ------------------------------------------------------------ a target that moves (nao_ik.service.follow)
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 5)
+    def followTarget(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
+        """Set (or update) the named arm's target, in ``frame`` (0 FRAME_TORSO, 1 FRAME_WORLD, 2 FRAME_ROBOT), and
+        answer at once; the arm follows the latest target continuously at the service's speed, clear of the body,
+        until ``stopFollowing(arm)``, a reach or path on the arm, or no update for the follow timeout (0.5 s).
+
+        Stream updates at up to 50 Hz. ``getArmState(arm)`` tells the tracking error and why the arm is held back.
+        """
+        a = self._decode("followTarget", (arm, x, y, z, frame))
+        return self._submit("followTarget", lambda job, end: self._follow_to(a, None, end))
+
+    @qi.bind(_ANSWER, [qi.Dynamic] * 6)
+    def followTargetWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
+        """``followTarget`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
+        a = self._decode("followTargetWithSpeed", (arm, x, y, z, frame, fractionMaxSpeed))
+        return self._submit("followTargetWithSpeed", lambda job, end: self._follow_to(a, a["fractionMaxSpeed"], end))
+
+    @qi.bind(qi.Bool, [qi.Dynamic])
+    def stopFollowing(self, arm: Any) -> bool:
+        """End the named arm's following (it sends nothing more); True if it was following."""
+        a = self._decode("stopFollowing", (arm,))
+        return self._following.stop(a["arm"], "stopped by stopFollowing")
+
+    @qi.bind(qi.Void, [qi.Dynamic])
+    def setFollowTimeout(self, seconds: Any) -> None:
+        """Seconds without a ``followTarget`` update after which a following sends nothing more, in (0, 10]."""
+        a = self._decode("setFollowTimeout", (seconds,))
+        self._following.set_timeout(a["seconds"])
+
+    @qi.bind(qi.Double, [])
+    def getFollowTimeout(self) -> float:
+        """The follow timeout (s)."""
+        return self._following.timeout
+
+    @_private
+    def _follow_to(self, a: dict, fraction: float | None, end: float) -> dict:
+        t = reach.point_to_torso(a["target"], reach.torso(self._engine, a["frame"], end))
+        validate.metres(t, "target")
+        speed = self._engine.speed if fraction is None else fraction
+        answer = self._following.update(a["arm"], [float(v) for v in t], speed, end)
+        return dict(answer, frame=a["frame"], targetInFrame=list(a["target"]))
 
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self) -> list:

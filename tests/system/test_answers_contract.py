@@ -221,6 +221,8 @@ def every_answer(ik) -> dict:
         "setHandWithSpeed": ("LArm", 0.5, 1.0),
         "grasp": ("LArm", *left, [1.0, 0.0, 0.0]),
         "graspWithSpeed": ("LArm", *left, [0.0, 0.0, 1.0], 1.0),
+        "followTarget": ("LArm", *left, 0),
+        "followTargetWithSpeed": ("LArm", *left, 0, 0.5),
         "getArmState": ("LArm",),
     }
     ik.setSpeed(1.0)

@@ -4,7 +4,8 @@ At least :data:`CALLS` calls per run (``NAO_IK_HOSTILE_CALLS`` another count; se
 ``NAO_IK_HOSTILE_SEED`` another sequence), spread over every method that takes arguments
 (:data:`nao_ik.service.args.SPECS` but :data:`ARM_METHODS`: a new method is fuzzed as soon as it is declared) and the
 argument-less ones, from :data:`CLIENTS` clients at once, shared evenly among the stub's motion profiles
-(:data:`sim_stub.profiles.PROFILES`: the robot may move any of these ways). A call gets the right number of
+(:data:`sim_stub.profiles.PROFILES`: the robot may move any of these ways; make test runs the default profile's
+share alone, make soak every profile's). A call gets the right number of
 arguments most of the time, each argument valid or hostile (NaN, infinities, huge numbers,
 booleans, None, strings, nested lists (400 deep), maps, tuples). After every call the robot's state is
 checked: no command out of the limits or non-finite ever reached the stub, an answer's angles
@@ -28,7 +29,7 @@ from nao_ik.model.arm import arm_model
 from nao_ik.service import args
 from sim_stub.profiles import PROFILES
 from tests import report
-from tests.qi_fixtures import Stack, qi
+from tests.qi_fixtures import Stack, profiles_here, qi
 
 #: The frame, both-arm, hand, pointing and reachability methods: test_hostile_arms fuzzes them (a grasp waits for
 #: the robot at every step); this file the others.
@@ -129,7 +130,7 @@ def check_answer(name: str, answer) -> None:
             assert model.within_limits(q), (name, answer)
 
 
-@pytest.fixture(scope="module", params=PROFILES)
+@pytest.fixture(scope="module", params=profiles_here())
 def hostile_stack(request):
     s = Stack(profile=request.param)
     s.motion.wakeUp()

@@ -12,7 +12,7 @@ import pytest
 from nao_ik.service.args import SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
-from tests.qi_fixtures import Stack
+from tests.qi_fixtures import Stack, profiles_here
 from tests.system.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
 
 ARM_SPECS = {name: SPECS[name] for name in ARM_METHODS}
@@ -49,7 +49,7 @@ def check(name: str, answer) -> None:
         assert all(math.isfinite(a) for a in q) and model.within_limits(q), (name, answer)
 
 
-@pytest.fixture(params=PROFILES)
+@pytest.fixture(params=profiles_here())
 def awake(request):
     s = Stack(profile=request.param)
     s.motion.wakeUp()

@@ -228,6 +228,21 @@ def _closest_gap(s: Stack) -> float:
     return clearance(MODELS["LArm"]._replace(body=body), left, body).distance
 
 
+def _fresh(session, name: str, seconds: float = 5.0):
+    """The service ``name`` as registered now: a proxy that answers (libqi may hand out the unregistered one's for a
+    moment: "The call request could not be handled")."""
+    end = time.monotonic() + seconds
+    while True:
+        ik = session.service(name)
+        try:
+            ik.getSpeed()
+            return ik
+        except RuntimeError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+
+
 def test_a_restarted_service_keeps_the_speed_a_caller_set():
     """setSpeed holds across a restart of the service on the same robot (a new service object, as a new worker or a
     reconnection makes) and its commands go at it; a second instance under another name keeps its own."""
@@ -240,7 +255,7 @@ def test_a_restarted_service_keeps_the_speed_a_caller_set():
         s.service.close()
         s.server.unregisterService(s.service_id)
         s.service, s.service_id = register(s.server)  # the service again, on the same robot
-        ik = s.user.service("NaoArmIK")
+        ik = _fresh(s.user, "NaoArmIK")
         assert ik.getSpeed() == 0.05
         assert ik.reachTo(0.15, 0.12, 0.08, "")["moved"] and s.moves()[-1]["speed"] == 0.05
         other, _ = register(s.server, name="NaoArmIK2")

@@ -8,7 +8,7 @@ import pytest
 
 from sim_stub.motion import StubMotion
 from sim_stub.profiles import PROFILES
-from tests.qi_fixtures import Stack
+from tests.qi_fixtures import Stack, profiles_here
 
 #: Reaches per stub motion profile in the tests near the body (``make soak``: 60).
 REACHES = 60 if os.environ.get("NAO_IK_SOAK") else 8
@@ -133,7 +133,7 @@ def test_the_body_checks_cost_on_the_round_trip_is_measured_like_for_like():
     assert float(row.group(4)) == pytest.approx(body / none, abs=0.006)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", profiles_here())
 def test_reaches_in_a_row_near_the_body_trip_no_protection(profile):
     """Back to back over the slow link, each reach right after the last command: random targets around the chest
     and the other arm, random methods and speeds. The stub's protection (like ALMotion's) stops nothing and no
@@ -205,7 +205,7 @@ def test_a_command_is_kept_as_the_arms_last_only_where_it_may_have_run(mocker, a
         s.close()
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", profiles_here())
 def test_a_reach_held_up_between_its_check_and_its_command_does_not_fail(mocker, profile):
     """Reaches back to back over the slow link, around the chest and the other arm, each one held up 0.1 s between
     its motion check and its first command (as a busy machine may hold a thread) while the arm still moves toward
