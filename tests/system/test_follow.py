@@ -15,6 +15,7 @@ import time
 import numpy as np
 import pytest
 
+from nao_ik.evidence.follow_bench import RATE, circle
 from nao_ik.geometry.collision import clearance, posture_body
 from nao_ik.kinematics.chain import forward
 from nao_ik.model.arm import arm_model
@@ -27,16 +28,9 @@ from tests.qi_fixtures import Stack, qi
 SOAK = bool(os.environ.get("NAO_IK_SOAK"))
 #: Seconds the circle is streamed (the issue's 20 s under the soak).
 SECONDS = 20.0 if SOAK else 6.0
-CENTRE, RADIUS, PERIOD, RATE = np.array([0.15, 0.10, 0.05]), 0.05, 4.0, 50.0
 LINK = 0.005
 MODEL = arm_model("LArm")
 NAMES = list(MODEL.names)
-
-
-def circle(t: float) -> np.ndarray:
-    """The circle's target at ``t`` s: radius 5 cm in the y-z plane around CENTRE, period 4 s."""
-    a = 2.0 * math.pi * t / PERIOD
-    return CENTRE + RADIUS * np.array([0.0, math.cos(a), math.sin(a)])
 
 
 def stream(s: Stack, seconds: float, jitter: bool = False, seed: int = 0) -> list[float]:
@@ -44,6 +38,8 @@ def stream(s: Stack, seconds: float, jitter: bool = False, seed: int = 0) -> lis
     bunched at once every half second); the hand's tracking error (m) against the target sent last, after the
     first second, at every send."""
     rng = random.Random(seed)
+    s.ik.reachToWithArm("LArm", *circle(0.0).tolist(), "")  # the hand at the circle's start, as a user would
+    s.wait_still(NAMES)
     errors, last = [], None
     t0 = time.monotonic()
     k = 0

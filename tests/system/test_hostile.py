@@ -68,7 +68,7 @@ HOSTILE = [
 #: Refusals name what was wrong: the argument, or the number of arguments (the method and the counts it takes).
 REFUSAL_WORDS = (
     "target", "arm", "method", "speed", "points", "position6D", "axisMask", "x ", "y ", "z ", "wx", "wy", "wz",
-    " takes ", "Unable to cast", "can't find", "not reachable", "collision:", "motion:",
+    " takes ", "Unable to cast", "can't find", "not reachable", "collision:", "motion:", "seconds", "frame",
     "(time budget)",  # a call whose waits (for the arm, its legs, ALMotion) outlast its budget: nothing more sent
 )  # fmt: skip
 
@@ -100,6 +100,10 @@ def valid(name: str, rng: random.Random, target: list):
         return list(target)
     if name == "axisMask":
         return rng.choice([7, 56, 63, rng.randint(1, 63)])
+    if name == "frame":
+        return 0  # FRAME_TORSO: the robot's other frames move with it (test_hostile_arms fuzzes them)
+    if name == "seconds":
+        return rng.uniform(0.05, 10.0)
     if name == "options":
         keys = [k for k in ("method", "fractionMaxSpeed", "allowJumps", "slowAtJumps") if rng.random() < 0.5]
         return {k: rng.random() < 0.5 if k.endswith("Jumps") else valid(k, rng, target) for k in keys}
