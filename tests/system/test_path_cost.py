@@ -148,7 +148,9 @@ def test_an_alternation_whose_motion_may_cross_the_body_is_answered_at_its_disti
                    for arm in ("LArm", "RArm")]  # fmt: skip
         answers = [both.wait(f) for f in futures]
     report.lines.append(f"the same on both arms at once: serve CPU {both.spent:.2f} s, peak memory +{both.grew:.0f} MB")
-    assert all(isinstance(a, dict) and a["sent"] >= 1 for a in answers), answers
+    # Sent at the same moment, one path may be refused for the other's (a safety answer, nothing sent); one goes.
+    assert any(isinstance(a, dict) and a["sent"] >= 1 for a in answers), answers
+    assert all(isinstance(a, dict) and a["sent"] >= 1 or "collision: the other arm" in str(a) for a in answers), answers
     assert both.spent <= 2 * CPU_S and both.grew <= 2 * GROWTH_MB, (both.spent, both.grew)
     assert robot.motion.getCollisionStops() == []
 
