@@ -30,10 +30,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/nao-ik demo --view
 
-# The suite: six worker processes, since most tests wait on the simulated robot's motions rather than compute
-# (the tests' own CPU time is about a third of their wall time; on an otherwise idle AMD EPYC with 2 cores: 326 s
-# with six, 337 s with eight, 358 s with four: over the five minutes it is meant to keep, the suite's CPU time, about
-# 520 s, now the bound); progress as it runs, the reliability figures at the end.
+# The suite: six worker processes, since most tests wait on the simulated robot's motions rather than compute;
+# progress as it runs, the reliability figures at the end. `time make test` (or `time .venv/bin/python -m pytest
+# -n N --dist loadfile` for another count of workers) gives its wall and CPU time.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
 	$(BIN)/python -m pytest -n 6 --dist loadfile
@@ -41,16 +40,17 @@ test: $(STAMP)
 # The long variant of the reliability tests: 2000 examples per property, 40 continuity paths per arm and
 # method, 60 reaches near the body per motion profile, 20,000 hostile calls over qi (6,000 to the arm
 # methods), the service's end-to-end and safety tests (reaches, poses, paths, both arms, grasp, pointAt,
-# hands, moving arms, the load test, the robot runtime, the boxes) against the simulated robot's two other
+# hands, moving arms, the load test, the robot runtime, the boxes, followTarget) against the simulated robot's two other
 # motion profiles (make test runs them against the default one, smooth), the robot-is-the-truth tests under
 # every profile with 120 rounds of another ALMotion user (make test: 30, smooth), the sample diagram through its
 # packaged boxes 20 times in a row against one service and against the robot runtime (make test: 5 and 3), a
-# 2000-point path alternating between two places sent in full (40 s; make test sends 200 of them), and a
-# one-minute load run with 4 client processes.
+# 2000-point path alternating between two places sent in full (40 s; make test sends 200 of them), followTarget's
+# circles for 20 s (make test: 6 s), and a one-minute load run with 4 client processes.
 SAFETY_TESTS := tests/system/test_service.py tests/system/test_service_arms.py tests/system/test_service_pose.py \
 	tests/unit/geometry/test_motion_body.py tests/system/test_path_jobs.py tests/unit/sim_stub/test_protection.py \
 	tests/system/test_reliability.py tests/system/test_robot_runtime.py tests/system/test_behaviors.py \
-	tests/system/test_faults.py tests/system/test_sent_answers.py tests/system/test_box_outcomes.py
+	tests/system/test_faults.py tests/system/test_sent_answers.py tests/system/test_box_outcomes.py \
+	tests/system/test_follow.py
 soak: $(STAMP)
 	for profile in linear synchronised; do \
 		NAO_IK_STUB_PROFILE=$$profile $(BIN)/python -m pytest -q -n 2 --dist loadfile $(SAFETY_TESTS) || exit 1; \

@@ -13,9 +13,13 @@ import argparse
 import math
 import random
 import time
+from typing import Any, Callable
 
 import numpy as np
 
+from ..kinematics.chain import forward
+from ..model.arm import arm_model
+from ..service.client import Session
 from .protocol import machine
 
 CENTRE, RADIUS, PERIOD, RATE = np.array([0.15, 0.10, 0.05]), 0.05, 4.0, 50.0
@@ -26,14 +30,48 @@ def circle(t: float) -> np.ndarray:
     return CENTRE + RADIUS * np.array([0.0, math.cos(a), math.sin(a)])
 
 
+def stream(ik: Any, angles: Callable[[bool], list], seconds: float, jitter: bool = False, seed: int = 0) -> tuple:
+    """Stream the circle to LArm through ``ik`` (a NaoArmIK proxy) at RATE for ``seconds``, the hand first put at
+    its start; with ``jitter`` each send +-10 ms off its time, and three sends bunched at once every half second.
+    ``angles(sensed)``: LArm's angles as the robot has them (sensed, or ALMotion's command).
+
+    Returns:
+        (the hand's tracking error (m) against the target sent last, after the first second, at every send; when the
+        last update was answered (monotonic s); LArm's commanded posture then).
+    """
+    model = arm_model("LArm")
+    rng = random.Random(seed)
+    start = ik.reachToWithArm("LArm", *circle(0.0).tolist(), "")  # the hand at the circle's start first
+    if not start["reached"]:
+        raise RuntimeError(f"the circle's start was not reached: {start['reason']}")
+    end = time.monotonic() + 10.0
+    while time.monotonic() < end and ik.getArmState("LArm")["state"] == "moving":
+        time.sleep(0.02)
+    errors, last, k = [], None, 0
+    answered, commanded = time.monotonic(), angles(False)
+    t0 = time.monotonic()
+    while True:
+        due = t0 + k / RATE + (rng.uniform(-0.01, 0.01) if jitter else 0.0)
+        if jitter and k % int(RATE / 2) == 1:  # held back: this one and the next two go at once
+            due = t0 + (k + 2) / RATE
+        time.sleep(max(0.0, due - time.monotonic()))
+        t = time.monotonic() - t0
+        if t > seconds:
+            return errors, answered, commanded
+        target = circle(t)
+        ik.followTarget("LArm", *target.tolist(), 0)
+        answered, commanded = time.monotonic(), angles(False)
+        if last is not None and t > 1.0:
+            errors.append(float(np.linalg.norm(forward(model, angles(True)) - last)))
+        last, k = target, k + 1
+
+
 def run(seconds: float, latency: float, profile: str, jitter: bool, seed: int = 0) -> dict:
     """One streamed circle against a fresh simulated robot and service; its figures."""
     import qi
 
     from sim_stub.robot import SimulatedRobot
 
-    from ..kinematics.chain import forward
-    from ..model.arm import arm_model
     from ..service import register
 
     robot = SimulatedRobot(latency=latency, profile=profile)
@@ -41,36 +79,13 @@ def run(seconds: float, latency: float, profile: str, jitter: bool, seed: int = 
     server.connect(robot.url)
     server.listen("tcp://127.0.0.1:0")
     service, _ = register(server)
-    user = qi.Session()
-    user.connect(robot.url)
+    user = Session(robot.url)
     try:
-        ik, motion = user.service("NaoArmIK"), user.service("ALMotion")
-        motion.wakeUp()
-        model = arm_model("LArm")
-        names = list(model.names)
-        rng = random.Random(seed)
-        start = ik.reachToWithArm("LArm", *circle(0.0).tolist(), "")  # the hand at the circle's start first
-        end = time.monotonic() + 10.0
-        while time.monotonic() < end and ik.getArmState("LArm")["state"] == "moving":
-            time.sleep(0.05)
-        if not start["reached"]:
-            raise RuntimeError(f"the circle's start was not reached: {start['reason']}")
-        errors, last, k = [], None, 0
-        t0 = time.monotonic()
-        while True:
-            due = t0 + k / RATE + (rng.uniform(-0.01, 0.01) if jitter else 0.0)
-            if jitter and k % int(RATE / 2) == 1:
-                due = t0 + (k + 2) / RATE
-            time.sleep(max(0.0, due - time.monotonic()))
-            t = time.monotonic() - t0
-            if t > seconds:
-                break
-            target = circle(t)
-            ik.followTarget("LArm", *target.tolist(), 0)
-            if last is not None and t > 1.0:
-                errors.append(float(np.linalg.norm(forward(model, robot.motion.getAngles(names, True)) - last)))
-            last, k = target, k + 1
-        cycles = np.array(service._following.cycle_seconds) * 1e3
+        user.service("ALMotion").wakeUp()
+        names = list(arm_model("LArm").names)
+        errors = stream(user.service("NaoArmIK"), lambda sensed: robot.motion.getAngles(names, sensed), seconds,
+                        jitter, seed)[0]  # fmt: skip
+        cycles = np.array(service.cycle_seconds()) * 1e3
         stops = len(robot.motion.getCollisionStops())
         commands = sum(1 for c in robot.motion.getRecordedCommands() if c["method"] == "setAngles")
     finally:
@@ -79,11 +94,11 @@ def run(seconds: float, latency: float, profile: str, jitter: bool, seed: int = 
         server.close()
         robot.close()
     e = np.array(errors) * 1e3
-    return {"sends": "jittered, bunched" if jitter else "steady", "error_median": float(np.median(e)),
-            "error_p95": float(np.percentile(e, 95)), "solve_median": float(np.median(cycles[:, 0])),
-            "solve_p99": float(np.percentile(cycles[:, 0], 99)), "step_median": float(np.median(cycles[:, 1])),
-            "step_p99": float(np.percentile(cycles[:, 1], 99)), "cycles": len(cycles), "commands": commands,
-            "stops": stops}  # fmt: skip
+    return {"sends": "jittered +-10 ms, three bunched every 0.5 s" if jitter else "steady",
+            "error_median": float(np.median(e)), "error_p95": float(np.percentile(e, 95)),
+            "solve_median": float(np.median(cycles[:, 0])), "solve_p99": float(np.percentile(cycles[:, 0], 99)),
+            "step_median": float(np.median(cycles[:, 1])), "step_p99": float(np.percentile(cycles[:, 1], 99)),
+            "cycles": len(cycles), "commands": commands, "stops": stops}  # fmt: skip
 
 
 def table(rows: list) -> str:

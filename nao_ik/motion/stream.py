@@ -16,8 +16,8 @@ retargeted joint, which keeps its old way for a few cycles as it brakes (:func:`
 overshoots`). The targets it may have taken since, or still brake toward, are those sent from ``asked - LAG -
 BRAKE x fraction`` on (:func:`recent`), and the new one. So the arm stays within the joint-space box around the
 reading and those targets, grown by each one's overshoot (:func:`~nao_ik.geometry.scalar.sweep.way_box`), whatever
-the profile: the box the new command must keep clear of the body (:func:`~nao_ik.geometry.scalar.sweep.
-certify_from`, the body including the other arm where it may be). A command sent nothing after it leaves the arm
+the profile: the box the new command must keep clear of the body (:func:`~nao_ik.geometry.scalar.sweep.certify`,
+the body including the other arm where it may be). A command sent nothing after it leaves the arm
 in the box of the last certified one: a stream that stops (no target, the body in the way) stops the arm inside
 certified space, within :func:`horizon` of the last command sent plus its braking. An arm already nearer the body than
 :data:`NEED` (put there by another program) may only move where it comes no nearer: a stream of commands each allowed
@@ -76,20 +76,17 @@ class Sent(object):
 
 class Step(object):
     """What one cycle decided: ``command`` (five angles, None: send nothing), at ``fraction``; ``held``: why the arm
-    is held back ("" where it is not: the arm goes at the stream's speed); ``scale``: the share of the stream's
-    speed it goes at; ``clearance``: the body's clearance at the reading (m); ``checked``: postures certified."""
+    is held back ("" where it is not: the arm goes at the stream's speed); ``box``: the region certified for the
+    command (:func:`region`; None with no command)."""
 
-    __slots__ = ("command", "fraction", "held", "scale", "clearance", "checked", "box")
+    __slots__ = ("command", "fraction", "held", "box")
 
-    def __init__(self, command, fraction, held, scale, clearance, checked, box=None):
-        # type: (Optional[List[float]], float, str, float, float, int, Any) -> None
-        self.box = box
+    def __init__(self, command, fraction, held, box=None):
+        # type: (Optional[List[float]], float, str, Any) -> None
         self.command = command
         self.fraction = fraction
         self.held = held
-        self.scale = scale
-        self.clearance = clearance
-        self.checked = checked
+        self.box = box
 
 
 def recent(sent, asked, commanded):
@@ -118,11 +115,13 @@ def recent(sent, asked, commanded):
             first = k  # the reading may show the arm in this command's box: heading for it, or a later one
             break
     moment = max(lower, sent[first].at)
+    fastest = [sent[0].fraction]  # the fastest of the commands before each one
+    for s in sent[1:first]:
+        fastest.append(max(fastest[-1], s.fraction))
     keep = first
     while keep > 0:
         nxt = sent[keep]
-        fastest = max(s.fraction for s in sent[:keep])
-        if nxt.answered is not None and moment >= nxt.answered + BRAKE * fastest:
+        if nxt.answered is not None and moment >= nxt.answered + BRAKE * fastest[keep - 1]:
             break  # every command before it was superseded, and has braked, by then
         keep -= 1
     return list(sent[keep:])
@@ -141,8 +140,12 @@ def region(model, commanded, sent, asked, aim=None, fraction=None):
     posture read at ``asked``, toward every command of ``sent`` it may have taken since (:func:`recent`) and
     ``aim`` at ``fraction`` if given (the command to send), each grown by its overshoot."""
     aims = [(s.aim, s.fraction) for s in recent(sent, asked, commanded)]
-    if aim is not None:
-        aims.append((aim, fraction))
+    return _box(model, commanded, aims + ([(aim, fraction)] if aim is not None else []))
+
+
+def _box(model, commanded, aims):
+    # type: (Any, Sequence[float], Sequence[Tuple[Sequence[float], float]]) -> Tuple[List[float], List[float]]
+    """:func:`region` of the commands ``aims`` ((aim, fraction) each)."""
     lo, hi = hull(*way_box(model, commanded, aims))
     return [max(a, m) for a, m in zip(lo, model.lower)], [min(b, m) for b, m in zip(hi, model.upper)]
 
@@ -189,7 +192,7 @@ def step(model, shapes, commanded, asked, goal, fraction, sent, margin):
     here = clearance(model, commanded, shapes).distance if shapes else float("inf")
     last = sent[-1].aim if sent else commanded
     if max(abs(g - q) for g, q in zip(goal, last)) <= UNMOVED:  # on its way there already (or there)
-        return Step(None, fraction, "", 1.0, here, 0)
+        return Step(None, fraction, "")
     ahead = toward(model, commanded, goal, fraction)
     share = 1.0
     if shapes:
@@ -209,17 +212,18 @@ def step(model, shapes, commanded, asked, goal, fraction, sent, margin):
     candidates.append(([0.5 * (a + q) for a, q in zip(ahead, commanded)], "the body: half a step"))
     checked = 0
     f = fraction * share
+    taken = [(s.aim, s.fraction) for s in recent(sent, asked, commanded)]  # the same for every candidate
     for q, why in candidates:
         if max(abs(a - b) for a, b in zip(q, commanded)) <= UNMOVED:
             continue
-        lo, hi = region(model, commanded, sent, asked, q, f)
+        lo, hi = _box(model, commanded, taken + [(q, f)])
         if not shapes:
-            return Step(q, f, why, share, here, checked, (lo, hi))
+            return Step(q, f, why, (lo, hi))
         if checked >= STEP_BUDGET:
             break
         clear, _, _, used = certify(model, shapes, lo, hi, min(NEED, here) - 1e-9, STEP_BUDGET - checked)
         checked += used
         if clear:
             held = why or ("the body: slowed near its margin" if share < 1.0 else "")
-            return Step(q, f, held, share, here, checked, (lo, hi))
-    return Step(None, f, "the body: no certified step toward the target", 0.0, here, checked)
+            return Step(q, f, held, (lo, hi))
+    return Step(None, f, "the body: no certified step toward the target")

@@ -226,22 +226,30 @@ class Engine:
 
     @contextlib.contextmanager
     def held(self, arms: tuple | list, job: Job, end: float, take_by: float | None = None) -> Iterator[None]:
-        """Hold ``arms`` for ``job`` meanwhile: each taken in turn (stopping a path there; by ``take_by``, default
-        ``end``), then each arm's earlier commands heard of (:meth:`_settle`: none failed), each given back at the
-        end whatever happens.
+        """Hold ``arms`` for ``job`` meanwhile (:meth:`take`), each given back at the end whatever happens."""
+        try:
+            self.take(arms, job, end, take_by)
+            yield
+        finally:
+            self.give(arms, job)
+
+    def take(self, arms: tuple | list, job: Job, end: float, take_by: float | None = None) -> None:
+        """Take ``arms`` for ``job``: each in turn (stopping a path there; by ``take_by``, default ``end``), then each
+        arm's earlier commands heard of (:meth:`settle`: none failed). A job that takes arms gives them back
+        (:meth:`give`) whatever happens; :meth:`held` does both.
 
         Two callers that take both arms take them in the same order (ARMS), so neither waits for the other's
         second arm.
         """
-        try:
-            for arm in arms:
-                self.arms[arm].take(job, left(end if take_by is None else take_by))
-            for arm in arms:
-                self._settle(arm, end)
-            yield
-        finally:
-            for arm in arms:
-                self.arms[arm].release(job)
+        for arm in arms:
+            self.arms[arm].take(job, left(end if take_by is None else take_by))
+        for arm in arms:
+            self.settle(arm, end)
+
+    def give(self, arms: tuple | list, job: Job) -> None:
+        """Give back the arms ``job`` took (:meth:`take`)."""
+        for arm in arms:
+            self.arms[arm].release(job)
 
     @contextlib.contextmanager
     def holding(self, arm: str, job: Job | None, end: float) -> Iterator[tuple]:
@@ -843,7 +851,7 @@ class Engine:
 
         Safe because the angles are checked already and the arm's commands stay in order (one job
         at a time sends on an arm, over one connection). The arm's next call first checks the
-        answers (:meth:`_settle`).
+        answers (:meth:`settle`).
         """
         pending = self.motion.start("setAngles", names, angles, speed, budget=left(end))
         sent = time.monotonic()  # the call is on its way: a reading asked from now on comes after it
@@ -970,8 +978,9 @@ class Engine:
             span = way_span(self._models.get(arm) or arm_model(arm), origin, new.aim, speed)
             self._span[arm] = widen(None if last is None or last.rested else self._span.get(arm), span)
 
-    def _settle(self, arm: str, end: float) -> None:
-        """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then."""
+    def settle(self, arm: str, end: float) -> None:
+        """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then. It also
+        forgets the commands ALMotion has answered (a stream calls it every cycle)."""
         try:
             self._sent[arm].check(left(end))
         except RuntimeError as e:

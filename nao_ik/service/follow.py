@@ -23,14 +23,18 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
+from typing import Any
 
 from ..api.position import solve
 from ..kinematics.chain import forward
 from ..model.body import MARGIN
 from ..motion.stream import Sent, step
+from . import answers
 from .engine import CYCLE, MOVED_OFF, Engine
 from .jobs import Job
 from .link import first_line
+from .reach import target_in_torso
 
 #: Seconds without a new target after which a following sends nothing more (``setFollowTimeout`` changes it).
 FOLLOW_TIMEOUT = 0.5
@@ -43,13 +47,12 @@ KEPT = 2.0
 class _Follow:
     """One arm's following: its job, its latest target, and what its loop last saw."""
 
-    def __init__(self, arm: str, job: Job):
+    def __init__(self, arm: str, job: Job, fraction: float):
         self.arm = arm
         self.job = job
         self.target: list = []
-        self.fraction = 0.2
+        self.fraction = fraction
         self.received = 0.0
-        self.updates = 0
         self.held = ""
         self.ended = ""
         self.error = math.nan
@@ -61,12 +64,13 @@ class Following:
 
     def __init__(self, engine: Engine):
         self._engine = engine
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the followings' targets and ends; held briefly, never across a wait
+        self._starting = {arm: threading.Lock() for arm in engine.arms}  # one start per arm at a time
         self._arms: dict[str, _Follow] = {}
         self.timeout = FOLLOW_TIMEOUT
-        #: Per cycle of each loop, the CPU seconds (this thread's; waits excluded) of its solve and of its motion-core
-        #: step, newest last.
-        self.cycle_seconds: list[tuple[float, float]] = []
+        #: Per cycle of the loops, the CPU seconds (the loop thread's; waits excluded) of its solve and of its
+        #: motion-core step, the newest 10,000 (``nao_ik.evidence.follow_bench`` reports them).
+        self.cycle_seconds: deque[tuple[float, float]] = deque(maxlen=10000)
 
     def set_timeout(self, seconds: float) -> None:
         if not 0.0 < seconds <= MOST_TIMEOUT:
@@ -75,32 +79,35 @@ class Following:
 
     def update(self, arm: str, target: list, fraction: float, end: float) -> dict:
         """Set the arm's target (FRAME_TORSO metres) at ``fraction``; start following where it does not yet."""
-        with self._lock:
-            f = self._arms.get(arm)
-            if f is None or f.job.stop.is_set():
-                f = self._start(arm, end)
-            f.target, f.fraction, f.received = list(target), fraction, time.monotonic()
-            f.updates += 1
-            if f.thread is None:
+        with self._starting[arm]:
+            while True:
+                with self._lock:
+                    f = self._arms.get(arm)
+                    if f is not None and not f.job.stop.is_set():  # running: its loop takes the new target
+                        f.target, f.fraction, f.received = list(target), fraction, time.monotonic()
+                        break
+                f = self._start(arm, fraction, end)  # may wait for the arm, without the lock
+                with self._lock:
+                    f.target, f.received = list(target), time.monotonic()
+                    self._arms[arm] = f
                 f.thread = threading.Thread(target=self._loop, args=(f,), name=f"follow-{arm}", daemon=True)
                 f.thread.start()
+                break
         return {"arm": arm, "target": list(target), "following": True, "fractionMaxSpeed": fraction,
                 "timeout": self.timeout}  # fmt: skip
 
-    def _start(self, arm: str, end: float) -> _Follow:
-        """Take the arm for a new following (a reach or a path there stops): its motors on, the arm seen at rest or
-        on the service's own way (the engine's rule for a call that moves)."""
+    def _start(self, arm: str, fraction: float, end: float) -> _Follow:
+        """Take the arm for a new following (:meth:`Engine.take`: a reach or a path there stops): its motors on, the
+        arm seen at rest or on the service's own way (the engine's rule for a call that moves)."""
         engine = self._engine
         job = Job("followTarget")
-        engine.arms[arm].take(job, max(0.0, end - time.monotonic()))
+        engine.take((arm,), job, end)
         try:
             engine.arm_state(arm, motors=True, end=end)
         except BaseException:
-            engine.arms[arm].release(job)
+            engine.give((arm,), job)
             raise
-        f = _Follow(arm, job)
-        self._arms[arm] = f
-        return f
+        return _Follow(arm, job, fraction)
 
     def stop(self, arm: str, reason: str) -> bool:
         """End the arm's following (True if it was following) once its loop has sent its last command."""
@@ -130,7 +137,7 @@ class Following:
         """One arm's loop: read, solve, step, send, once a cycle until stopped or no target comes."""
         engine, arm = self._engine, f.arm
         sent: list[Sent] = []
-        futures: list = []  # each sent command's setAngles call
+        unanswered: list[tuple[Sent, Any]] = []  # commands whose setAngles answer has not come, and their calls
         goal, solved = None, None
         due = time.monotonic()
         try:
@@ -140,40 +147,51 @@ class Following:
                     f.ended = f.job.reason
                     return
                 now = time.monotonic()
-                if now - f.received > self.timeout:
-                    f.ended = f"no target came for {self.timeout:g} s: nothing more sent"
-                    return
+                with self._lock:  # an update meanwhile either comes before this or starts a new following
+                    if now - f.received > self.timeout:
+                        f.ended = f"no target came for {self.timeout:g} s: nothing more sent"
+                        f.job.cancel(f.ended)
+                        return
+                    target, fraction = f.target, f.fraction
                 end = now + engine.budget
+                engine.settle(arm, end)  # a command ALMotion refused ends the following; the answered ones go
                 model, sensed = engine.arm_state(arm, motors=True, end=end, settle=0.0)
                 if engine.unknown(arm):
                     f.ended = MOVED_OFF
                     return
                 asked, commanded = engine.reading(arm)
-                target = f.target
                 c0 = time.thread_time()
                 if solved is not target:  # the latest target, from the arm's command: the nearest solution
                     goal = list(solve(target, model._replace(body=()), "analytic", initial=commanded).angles)
                     solved = target
                 c1 = time.thread_time()
-                s = step(model, model.body, model.clamp(commanded), asked, model.clamp(goal), f.fraction, sent, MARGIN)
+                s = step(model, model.body, model.clamp(commanded), asked, model.clamp(goal), fraction, sent, MARGIN)
                 self.cycle_seconds.append((c1 - c0, time.thread_time() - c1))
-                del self.cycle_seconds[:-10000]
                 f.held = s.held
                 f.error = float(math.dist(forward(model, sensed), target))
                 if s.command is not None:
                     entry = engine.send_streamed(arm, list(model.names), s.command, s.fraction, end)
                     if entry is not None:
                         sent.append(Sent(s.command, s.fraction, entry.sent, s.box))
-                        futures.append(entry.future)
-                        while sent and sent[0].at < now - KEPT:
-                            sent.pop(0)
-                            futures.pop(0)
-                for s_, future in zip(sent, futures):  # when ALMotion's answers came: it took them by then
-                    if s_.answered is None and future is not None and future.isFinished():
-                        s_.answered = time.monotonic()
+                        unanswered.append((sent[-1], entry.future))
+                        sent = [c for c in sent if c.at >= now - KEPT]
+                answered = time.monotonic()  # ALMotion took each command whose answer came by now
+                for command, future in unanswered:
+                    if future is None or future.isFinished():
+                        command.answered = answered
+                unanswered = [(c, fu) for c, fu in unanswered if c.answered is None]
         except Exception as e:  # the robot's reading or ALMotion failed, motors off: nothing more sent
             f.ended = first_line(e)
             engine.log.warning(f"followTarget {arm} ended", f"followTarget {arm}: {f.ended}")
         finally:
             f.job.cancel(f.ended or "ended")
-            engine.arms[arm].release(f.job)
+            engine.give((arm,), f.job)
+
+
+def follow_in_frame(engine: Engine, following: Following, a: dict, fraction: float | None, end: float) -> dict:
+    """``followTarget``'s work: the call's target (in ``a["frame"]``) set as the arm's, at ``fraction`` (None: the
+    service's speed)."""
+    t = target_in_torso(engine, a, end)
+    speed = engine.speed if fraction is None else fraction
+    answer = following.update(a["arm"], [float(v) for v in t], speed, end)
+    return answers.in_frame(answer, a["frame"], "targetInFrame", a["target"])

@@ -131,11 +131,16 @@ def torso(engine: Engine, frame: int, end: float) -> Any:
         raise RuntimeError(f"unusable torso transform: {e}") from None
 
 
-def reach_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
-    """:func:`reach` to a target in ``a["frame"]``."""
+def target_in_torso(engine: Engine, a: dict, end: float) -> tuple:
+    """The call's ``target`` given in ``a["frame"]``, in FRAME_TORSO, refused if no arm reaches it by over a metre."""
     t = point_to_torso(a["target"], torso(engine, a["frame"], end))
     validate.metres(t, "target")
-    answer = reach(engine, a["arm"], dict(a, target=t), job, end)
+    return t
+
+
+def reach_in_frame(engine: Engine, a: dict, job: Job | None, end: float) -> dict:
+    """:func:`reach` to a target in ``a["frame"]``."""
+    answer = reach(engine, a["arm"], dict(a, target=target_in_torso(engine, a, end)), job, end)
     return answers.in_frame(answer, a["frame"], "targetInFrame", a["target"])
 
 

@@ -59,10 +59,9 @@ from ..api.position import METHODS
 from ..model import validate
 from ..model.arm import ARMS
 from ..recipes.grasp import CLOSED, OPEN
-from . import both, hands, paths, reach
+from . import both, follow, hands, paths, reach
 from .args import decode
 from .engine import CYCLE, Engine
-from .follow import Following
 from .jobs import Job
 from .kept import Kept, robot
 from .link import MOTION_TIMEOUT
@@ -123,7 +122,7 @@ class NaoArmIK:
         speed = self._kept.speed(self._configured)
         self._engine = Engine(session, speed, timeout, budget, bool(body), self._log)
         self._workers = ThreadPoolExecutor(WORKERS, thread_name_prefix="NaoArmIK")
-        self._following = Following(self._engine)
+        self._following = follow.Following(self._engine)
         self._closing = threading.Event()
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
 
@@ -275,18 +274,19 @@ class NaoArmIK:
     def followTarget(self, arm: Any, x: Any, y: Any, z: Any, frame: Any) -> Any:
         """Set (or update) the named arm's target, in ``frame`` (0 FRAME_TORSO, 1 FRAME_WORLD, 2 FRAME_ROBOT), and
         answer at once; the arm follows the latest target continuously at the service's speed, clear of the body,
-        until ``stopFollowing(arm)``, a reach or path on the arm, or no update for the follow timeout (0.5 s).
-
-        Stream updates at up to 50 Hz. ``getArmState(arm)`` tells the tracking error and why the arm is held back.
+        until ``stopFollowing(arm)``, a reach or path on the arm, or no update for the follow timeout
+        (``setFollowTimeout``). Stream updates at up to 50 Hz; ``getArmState(arm)`` tells the tracking error and why
+        the arm is held back.
         """
         a = self._decode("followTarget", (arm, x, y, z, frame))
-        return self._submit("followTarget", lambda job, end: self._follow_to(a, None, end))
+        return self._submit("followTarget", lambda job, end: self._follow_in_frame(a, None, end))
 
     @qi.bind(_ANSWER, [qi.Dynamic] * 6)
     def followTargetWithSpeed(self, arm: Any, x: Any, y: Any, z: Any, frame: Any, fractionMaxSpeed: Any) -> Any:  # noqa: N803
         """``followTarget`` at this call's own fraction of the joints' maximum speed, in [0.01, 1]."""
         a = self._decode("followTargetWithSpeed", (arm, x, y, z, frame, fractionMaxSpeed))
-        return self._submit("followTargetWithSpeed", lambda job, end: self._follow_to(a, a["fractionMaxSpeed"], end))
+        speed = a["fractionMaxSpeed"]
+        return self._submit("followTargetWithSpeed", lambda job, end: self._follow_in_frame(a, speed, end))
 
     @qi.bind(qi.Bool, [qi.Dynamic])
     def stopFollowing(self, arm: Any) -> bool:
@@ -304,14 +304,6 @@ class NaoArmIK:
     def getFollowTimeout(self) -> float:
         """The follow timeout (s)."""
         return self._following.timeout
-
-    @_private
-    def _follow_to(self, a: dict, fraction: float | None, end: float) -> dict:
-        t = reach.point_to_torso(a["target"], reach.torso(self._engine, a["frame"], end))
-        validate.metres(t, "target")
-        speed = self._engine.speed if fraction is None else fraction
-        answer = self._following.update(a["arm"], [float(v) for v in t], speed, end)
-        return dict(answer, frame=a["frame"], targetInFrame=list(a["target"]))
 
     @qi.bind(qi.List(qi.String), [])
     def getMethods(self) -> list:
@@ -343,6 +335,15 @@ class NaoArmIK:
             t.join(max(0.0, end - time.monotonic()))
 
     # ------------------------------------------------------------- internals
+
+    @_private
+    def cycle_seconds(self) -> list:
+        """The follow loops' CPU seconds per cycle, (solve, motion-core step) each, the newest 10,000 (not over qi)."""
+        return list(self._following.cycle_seconds)
+
+    @_private
+    def _follow_in_frame(self, a: dict, fraction: float | None, end: float) -> dict:
+        return follow.follow_in_frame(self._engine, self._following, a, fraction, end)
 
     @_private
     def _path(self, name: str, a: dict) -> Any:

@@ -341,7 +341,8 @@ def test_the_sample_diagram_runs_run_after_run(stack, packaged_xar):
         ends.append(ended)
         reaches = {n: b.fired for n, b in by_name.items() if n.startswith("Reach To")}
         assert ended == [("onStopped", None)], (run, ended, reaches)
-        assert all([f[0] for f in fired] == ["onReached"] for fired in reaches.values()), (run, reaches)
+        assert len(reaches) == 3 and all([f[0] for f in fired] == ["onReached"] for fired in reaches.values()), (
+            run, reaches)
     assert ends == [[("onStopped", None)]] * RUNS
     methods = [c["method"] for c in stack.stub.getRecordedCommands() if c["method"] in ("setAngles", "rest")]
     assert methods == ["setAngles", "setAngles", "setAngles", "rest"] * RUNS

@@ -13,7 +13,7 @@ from nao_ik.service.args import SPECS
 from sim_stub.profiles import PROFILES
 from tests import report
 from tests.qi_fixtures import Stack, profiles_here
-from tests.system.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, valid
+from tests.system.test_hostile import ARM_METHODS, HOSTILE, MODELS, POSES, REFUSAL_WORDS, refused, valid
 
 ARM_SPECS = {name: SPECS[name] for name in ARM_METHODS}
 
@@ -75,7 +75,7 @@ def test_hostile_calls_to_the_arm_methods(awake):
         try:
             answer = getattr(awake.ik, name)(*args)
         except RuntimeError as e:
-            assert any(w in str(e) for w in WORDS), (name, args, str(e))
+            assert refused(str(e), WORDS), (name, args, str(e))
             outcomes["refused"] += 1
         else:
             check(name, answer)

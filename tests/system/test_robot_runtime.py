@@ -1622,7 +1622,8 @@ def test_the_packaged_behaviour_runs_run_after_run_on_the_robot_runtime(packaged
         ended, boxes_ = run_diagram(packaged.user, _packaged_xar(packaged))
         reaches = {n: b.fired for n, b in boxes_.items() if n.startswith("Reach To")}
         assert ended == [("onStopped", None)], (run, ended, reaches)
-        assert all([f[0] for f in fired] == ["onReached"] for fired in reaches.values()), (run, reaches)
+        assert len(reaches) == 3 and all([f[0] for f in fired] == ["onReached"] for fired in reaches.values()), (
+            run, reaches)
 
 
 def test_a_method_the_runtime_lacks_is_said_and_ends_the_packaged_behaviour(packaged):
