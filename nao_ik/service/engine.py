@@ -24,16 +24,17 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
 from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES, apart
-from ..geometry.sweep import ARRIVED, BRAKE, Plan, Sweep, first_direct, plan, stream_body, sweep_from
+from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
-from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, Watch, anywhere, arrived, on_its_way, shows, way_span, widen
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, anywhere, arrived
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
+from .record import SHORT, Aimed, Record
 from .sensed import SensedCache
 
 #: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
@@ -64,12 +65,6 @@ HOLD_SPEED = 0.05
 MET = "collision: the other arm was just sent where this motion would meet it"
 #: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
 ROBOT_PROTECTION = "robot collision protection"
-#: What became of an arm's last command, told to its next call and by ``getArmState``.
-LIMP = "its last command met its motors switched off (rest(), setStiffnesses): the arm did not follow it"
-MOVED_OFF = ("another command moved the arm off the way of its last one (another program, a timeline, rest() or "
-             "wakeUp(), the robot's reflex)")  # fmt: skip
-SHORT = ("its last command stayed short of its goal (met motors switched off, or another task took the arm) and runs "
-         "no more")  # fmt: skip
 
 
 class Way(NamedTuple):
@@ -81,21 +76,6 @@ class Way(NamedTuple):
     aim: list
     fraction: float
     earlier: tuple = ()
-
-
-class _Aimed:
-    """A command recorded for an arm: its posture and fraction, when it was sent (monotonic s, taken once the call
-    went out: readings asked before do not show it), its call's future (None where its answer had come when it
-    was recorded, or never will), when its answer was first seen (when ALMotion took it, or later), and whether
-    the arm was seen at rest since (``rested``: exactly at it and heading for nothing else, or proved at rest:
-    :meth:`Engine.at_rest`): a joint then brakes toward it no more once the next command comes."""
-
-    __slots__ = ("aim", "fraction", "sent", "future", "seen", "rested", "stalled")
-
-    def __init__(self, aim: list, fraction: float, sent: float, future: Any, seen: float | None):
-        self.aim, self.fraction, self.sent, self.future, self.seen = aim, fraction, sent, future, seen
-        self.rested = False
-        self.stalled = False  # seen at rest short of its goal since ALMotion took it (:meth:`Engine._observe`)
 
 
 class Promise(NamedTuple):
@@ -184,33 +164,20 @@ class Engine:
         self.log = log
         self._body = body
         self._models: dict[str, ArmModel] = {}
+        # Commands recorded so far (any arm), and the count each thread's last arm_state saw: a command checked
+        # against a body older than the last command is checked again before it goes (:meth:`_send_checked`).
+        self._commit = threading.RLock()
+        self._aims = 0
+        self._seen = threading.local()
+        # Each arm's commands, held against every reading of the robot (the robot is the truth).
+        self.record = Record(self._commit, lambda arm: self._models.get(arm) or arm_model(arm))
         self.motion = MotionLink(session, motion_timeout, self._new_motion)
-        # What the robot's readings of each arm's commanded angles prove (moving, seen at rest): every decision
-        # rests on them; the record of the commands below is held against them (:meth:`_observe`).
-        self._watch = {arm: Watch() for arm in ARMS}
-        # Per arm, what became of its last command that its caller could not be told (met motors switched off,
-        # replaced by another program's, stayed short), and when that command was sent: told by :meth:`state`, and
-        # to the arm's next call.
-        self._news: dict[str, tuple[float, str]] = {}
-        self._fate: dict[str, str] = {}  # the same, kept for :meth:`state` until the arm's next command
-        # Per arm, the box its commands since it was last at rest may put ALMotion's command in (:meth:`_aimed`).
-        self._span: dict[str, tuple] = {}
         names = [n for arm in ARMS for n in arm_model(arm).names] + BODY_JOINTS
         self.sensed = SensedCache(self.motion, names, observe=self._observe)
         self._sent = {arm: Unanswered(self.motion) for arm in ARMS}  # the arms' commands not answered yet
         # Arms with a command ALMotion never answered or failed (it may have run, or may still): never taken as
         # at rest again (a new ALMotion proxy does not tell what the old one ran).
         self._lost: set[str] = set()
-        # Per arm, its commands whose goal its joints may still head for (the last, and those before it until
-        # BRAKE x their fraction after the next one was taken), oldest first (:meth:`_earlier`); never empty once
-        # the arm was commanded (each change assigns a whole list): its last entry is the arm's last command
-        # (:meth:`last`, :attr:`aim`).
-        self._aimed_list: dict[str, list[_Aimed]] = {}
-        # Commands recorded so far (any arm), and the count each thread's last arm_state saw: a command checked
-        # against a body older than the last command is checked again before it goes (:meth:`_send_checked`).
-        self._commit = threading.RLock()
-        self._aims = 0
-        self._seen = threading.local()
         # The path each arm streams (:meth:`promise`): the other arm's body holds it anywhere on it.
         self._ahead: dict[str, Promise] = {}
         # Per arm, the last body built (:meth:`arm_state`) and what it was built from: calls within one reading
@@ -290,12 +257,9 @@ class Engine:
         """
         began = time.monotonic()
         done = self._command(model, angles, start, move, end, what, speed, job, still, others)
-        with self._commit:  # what became of a command sent before this call (one of its own: the next call's news)
-            sent, news = self._news.get(model.arm, (math.inf, ""))
-            if not move or sent >= began:
-                return done
-            del self._news[model.arm]
-        return done._replace(news=news)
+        # What became of a command sent before this call (one of its own: the next call's news).
+        news = self.record.news(model.arm, began) if move else ""
+        return done._replace(news=news) if news else done
 
     def _command(self, model: ArmModel, angles: Any, start: Any, move: bool, end: float, what: str,
                  speed: float | None, job: Job | None, still: bool,
@@ -511,18 +475,17 @@ class Engine:
             return False  # sent to meanwhile
         if not self._stays(model, list(start), end, held):
             return False
-        self._seen_still(arm, rested=True)
+        self.record.seen_still(arm, rested=True)
         return True
 
-    def last(self, arm: str) -> _Aimed | None:
+    def last(self, arm: str) -> Aimed | None:
         """The arm's last command (None before the first)."""
-        entries = self._aimed_list.get(arm)
-        return entries[-1] if entries else None
+        return self.record.last(arm)
 
     @property
     def aim(self) -> dict[str, list]:
         """The last posture commanded to each arm (the motion may still run)."""
-        return {arm: entries[-1].aim for arm, entries in list(self._aimed_list.items()) if entries}
+        return self.record.aims()
 
     def lost(self, arm: str) -> bool:
         """Whether a command to the arm went unanswered (it may still run: the arm is never taken as at rest)."""
@@ -590,65 +553,21 @@ class Engine:
             if self.unknown(model.arm):  # moving under commands the service did not send: anywhere in its range
                 return Way(list(start), *anywhere(model))
             last = self.last(model.arm)
-            earlier = self._earlier(model.arm)
+            earlier = self.record.earlier(model.arm)
             # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
             if last is None or not earlier and apart(last.aim, start) <= 1e-9:
                 return None
             return Way(list(start), list(last.aim), last.fraction, earlier)
 
     def unknown(self, arm: str) -> bool:
-        """Whether the arm may be anywhere in its range: not seen at rest (:class:`~nao_ik.motion.truth.Watch`) and
-        on no way of the service's commands (none since the service started, or its record dropped by a reading
-        that left it: :meth:`_observe`). ALMotion never tells the target of a running command."""
-        return self.last(arm) is None and not self._watch[arm].at_rest()
+        """Whether the arm may be anywhere in its range (:meth:`~nao_ik.service.record.Record.unknown`)."""
+        return self.record.unknown(arm)
 
     def _observe(self, reading: Any) -> None:
-        """Hold each arm's record against a reading of the robot (every reading :class:`SensedCache` keeps).
-
-        The record holds while the commanded posture read is on the way of the arm's commands from where the first
-        of them went (:func:`~nao_ik.motion.truth.on_its_way`); it is dropped the moment it is not (``rest()``,
-        ``wakeUp()``, a timeline, another client, the robot's reflex), and the reading is then the state. A command
-        seen at rest short of its goal, once ALMotion took it and with the motors on, is marked stalled: it may
-        still run (postponed, or held by the robot's protection) until :meth:`_prove_stalled` shows it does not.
-        """
+        """Hold each arm's record against a reading of the robot (every reading :class:`SensedCache` keeps)."""
         with self._commit:
-            for arm in ARMS:
-                model = self._models.get(arm) or arm_model(arm)
-                names = model.names
-                commanded = [reading.commanded[n] for n in names]
-                watch = self._watch[arm]
-                was = self.unknown(arm)
-                if not watch.observe(reading.asked, commanded):
-                    continue
-                last = self.last(arm)
-                if last is not None:
-                    self._earlier(arm)  # when ALMotion took its commands (``seen``)
-                if last is not None and reading.asked >= last.sent and arrived(commanded, last.aim):
-                    if not last.rested:
-                        self._seen_still(arm, rested=True)  # ALMotion's command ended there: any move now is another's
-                elif last is not None and last.seen is not None and shows(reading.asked, last.seen):
-                    # A reading that shows the robot after ALMotion took the command (LAG late at most).
-                    motors = all(reading.stiffness[n] > 0.0 for n in names)
-                    limp = not motors and reading.stiffness_asked >= last.sent
-                    if limp:
-                        self._news[arm], self._fate[arm] = (last.sent, LIMP), LIMP
-                    span = (last.aim, last.aim) if last.rested else self._span[arm]
-                    if not on_its_way(span, commanded):
-                        self._drop(arm, LIMP if limp else MOVED_OFF)
-                    else:
-                        last.stalled = motors and last.seen is not None and watch.still_after(last.seen)
-                if not was and self.unknown(arm):
-                    self._aims += 1  # the arm's region grew: a check against a body read before is done again
-
-    def _drop(self, arm: str, why: str) -> None:
-        """The readings say the arm's record does not hold: forget its commands (the reading is the state), and tell
-        ``why`` to its next call. The caller holds the commit lock."""
-        last = self.last(arm)
-        self._aimed_list[arm] = []
-        self._span.pop(arm, None)
-        sent = -math.inf if last is None else last.sent
-        if self._news.get(arm, (None, ""))[0] != sent:  # what was seen of it first (its motors off) says most
-            self._news[arm], self._fate[arm] = (sent, why), why
+            if self.record.observe(reading):
+                self._aims += 1  # the arm's region grew: a check against a body read before is done again
 
     def _prove_stalled(self, arm: str, end: float) -> None:
         """A command seen at rest short of its goal (:meth:`_observe`) runs no more unless the robot's collision
@@ -661,9 +580,7 @@ class Engine:
         except RuntimeError:  # an ALMotion without it, or no answer: it may still run
             return
         if state != "collision":
-            with self._commit:
-                if self.last(arm) is last:
-                    self._drop(arm, SHORT)
+            self.record.drop(arm, SHORT, only=last)
 
     def _await_rest(self, arms: Iterable[str], end: float, until: float) -> None:
         """Wait, until ``until`` (monotonic s) at most, until none of ``arms`` is :meth:`unknown`: the readings the
@@ -688,7 +605,7 @@ class Engine:
         commanded = [reading.commanded[n] for n in names]
         self._prove_stalled(arm, end)
         with self._commit:
-            last, watch, fate = self.last(arm), self._watch[arm], self._fate.get(arm, "")
+            last, watch, fate = self.last(arm), self.record.watch[arm], self.record.fate(arm)
             busy = self.arms[arm].busy()
         motors = all(v > 0.0 for v in stiffness)
         if busy:  # a job still sends to it: a path, or a reach's legs
@@ -711,46 +628,6 @@ class Engine:
                 reason = first_line(e)
         return {"arm": arm, "state": state, "reason": reason, "moving": state == "moving", "motors": motors,
                 "target": [] if last is None else list(last.aim), "commanded": commanded, "sensed": sensed}  # fmt: skip
-
-    def _earlier(self, arm: str) -> tuple:
-        """(aim, fraction) of the arm's commands before its last one that its joints may still head for: a joint
-        retargeted mid-move goes on braking toward its old goal for up to its fraction x BRAKE s after ALMotion
-        took the new command (from when that answer was seen, no earlier than it came; while it has not come,
-        the old goal stays). The caller holds the commit lock."""
-        entries = self._aimed_list.get(arm)
-        if not entries:
-            return ()
-        now = time.monotonic()
-        for e in entries:
-            if e.seen is None and e.future is not None and e.future.isFinished():
-                e.seen = now
-        kept = [e for e, nxt in zip(entries, entries[1:]) if nxt.seen is None or now < nxt.seen + BRAKE * e.fraction]
-        self._aimed_list[arm] = kept + entries[-1:]
-        # Each goal once, at the largest fraction it was sent at (the box and the bodies built on it do not change
-        # while an arm is sent back and forth between the same postures), the last command's left out.
-        goals: dict[tuple, float] = {}
-        for e in kept:
-            key = tuple(e.aim)
-            if key != tuple(entries[-1].aim):
-                goals[key] = max(goals.get(key, 0.0), e.fraction)
-        return tuple((list(aim), fraction) for aim, fraction in goals.items())
-
-    def _at_aim(self, arm: str, reading: Any, asked: float) -> None:
-        """A reading asked a cycle or more after the arm's last command went, the arm exactly at that command (as
-        :meth:`way` takes it: every joint within 1e-9; a joint braking toward an earlier one passes there moving,
-        all five at once only by chance): it rests there, heading for no earlier command. The caller holds the
-        commit lock."""
-        last = self.last(arm)
-        if last is not None and asked >= last.sent + CYCLE and apart(last.aim, reading) <= 1e-9:
-            self._seen_still(arm, rested=True)
-
-    def _seen_still(self, arm: str, rested: bool = False) -> None:
-        """The arm was seen still (no joint moving over STILL a cycle): it brakes toward no earlier command; with
-        ``rested``, proved at rest (:meth:`at_rest`): nor toward its last one once the next comes."""
-        with self._commit:
-            entries = self._aimed_list[arm] = self._aimed_list.get(arm, [])[-1:]
-            if rested and entries:
-                entries[-1].rested = True
 
     def _onward(self, model: ArmModel, goal: list, now: list) -> bool:
         """Whether a command to ``goal`` is certified with the arm at the reading ``now`` on its way (:meth:`way`):
@@ -779,7 +656,7 @@ class Engine:
             # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
             still = still_for(still, now, last)
             if still >= 2 and not self.unknown(arm):
-                self._seen_still(arm)
+                self.record.seen_still(arm)
                 break
             last = now
             if job.stop.wait(CYCLE):
@@ -813,11 +690,11 @@ class Engine:
             off = apart(now, via)
             still = still_for(still, now, last)
             if still and off <= ARRIVED or still >= 2 and off <= SAG:
-                self._seen_still(model.arm, rested=off <= ARRIVED)  # at it: the next leg replaces it
+                self.record.seen_still(model.arm, rested=off <= ARRIVED)  # at it: the next leg replaces it
                 return Way(list(now), list(now), speed)
             if ready is not None and ready(now):
                 with self._commit:
-                    return Way(list(now), list(via), speed, self._earlier(model.arm))
+                    return Way(list(now), list(via), speed, self.record.earlier(model.arm))
             # Still since when, counted once ALMotion has taken every command (a command it has not taken yet may
             # still set the arm off).
             taken = still >= 2 and self._sent[model.arm].answered()
@@ -888,11 +765,11 @@ class Engine:
     def reading(self, arm: str) -> tuple:
         """(when it was asked for (monotonic s), the commanded posture): the arm's newest reading of ALMotion's command
         (its :class:`~nao_ik.motion.truth.Watch`; (None, None) before the first)."""
-        watch = self._watch[arm]
+        watch = self.record.watch[arm]
         with self._commit:
             return watch.asked, None if watch.commanded is None else list(watch.commanded)
 
-    def send_streamed(self, arm: str, names: list, angles: list, speed: float, end: float) -> _Aimed | None:
+    def send_streamed(self, arm: str, names: list, angles: list, speed: float, end: float) -> Aimed | None:
         """:meth:`send` a streamed command certified against the body this thread read last (:meth:`arm_state`): its
         record (when it went, its call's future); None (nothing sent) where another command went since that
         reading: the stream reads the robot again."""
@@ -963,20 +840,7 @@ class Engine:
                 self._ahead[arm] = Promise(rest, promised.speed, promised.lead and ahead is None, recent)
             if ahead is None:
                 self._aims += 1
-            last = self.last(arm)
-            if last is not None and last.rested:  # the arm rested since its last command: it brakes toward none
-                entries = []
-            else:
-                self._earlier(arm)  # drops what no longer moves it
-                entries = self._aimed_list.get(arm, [])
-            self._fate.pop(arm, None)
-            new = _Aimed([float(q) for q in angles], speed, sent, future, seen)
-            self._aimed_list[arm] = entries + [new]  # one assignment: readers without the lock see a whole list
-            # Where ALMotion's command may go from where it was last read, widening the box of the commands before
-            # this one since the arm was last at rest (a retargeted joint may still brake toward their goals).
-            origin = self._watch[arm].commanded or new.aim
-            span = way_span(self._models.get(arm) or arm_model(arm), origin, new.aim, speed)
-            self._span[arm] = widen(None if last is None or last.rested else self._span.get(arm), span)
+            self.record.add(arm, Aimed([float(q) for q in angles], speed, sent, future, seen))
 
     def settle(self, arm: str, end: float) -> None:
         """Raise the failure of an earlier command to the arm (the caller holds the arm); nothing is sent then. It also
@@ -1009,7 +873,7 @@ class Engine:
         settle = (FOREIGN_WAIT if motors else SETTLE) if settle is None else settle
         until = min(end, time.monotonic() + settle)
         for again in (False, True):
-            watches = self._watch
+            watches = self.record.watch
             if settle:  # a proof where an arm was not seen at rest (a new service), or moves by another's command
                 self._await_rest((arm, other.arm), end, until)
             for a in (arm, other.arm):
@@ -1017,7 +881,7 @@ class Engine:
             last = self.last(arm)  # a reading asked before its last command went does not show it
             since = -math.inf if last is None else last.sent
             current, stiff, reading = self.sensed.read_timed(read, left(end), fresh, since)
-            if again or self._watch is watches and not (self.unknown(arm) or self.unknown(other.arm)):
+            if again or self.record.watch is watches and not (self.unknown(arm) or self.unknown(other.arm)):
                 break  # else it found an arm moving that none of the service's commands moves, or a new ALMotion
         for a in (arm, other.arm) if settle else ():
             if self.unknown(a):
@@ -1031,11 +895,11 @@ class Engine:
         with self._commit:  # the other arm's last command, and how many commands the body then holds
             self._seen.aims = self._aims
             asked = reading.asked if reading is not None else -math.inf
-            self._at_aim(arm, start, asked)
-            self._at_aim(other.arm, other.clamp(current[5:10]), asked)
+            self.record.at_aim(arm, start, asked)
+            self.record.at_aim(other.arm, other.clamp(current[5:10]), asked)
             last = self.last(other.arm)  # the other arm may still be on its way there: all of it is the body
             aim, fraction = (None, 1.0) if last is None else (last.aim, last.fraction)
-            earlier = self._earlier(other.arm)  # and the earlier commands it may still be braking toward
+            earlier = self.record.earlier(other.arm)  # and the earlier commands it may still be braking toward
             if self.unknown(other.arm):  # moving under commands the service did not send: anywhere in its range
                 aim, fraction, earlier = anywhere(other)
             promised = self._ahead.get(other.arm)
@@ -1066,7 +930,7 @@ class Engine:
         are taken as still (what ran meanwhile is not known)."""
         self._models.clear()
         self.sensed.invalidate()
-        self._watch = {arm: Watch() for arm in ARMS}  # one assignment (ALMotion's link holds its lock here)
+        self.record.reset()
 
     def model(self, arm: str, end: float) -> ArmModel:
         model = self._models.get(arm)

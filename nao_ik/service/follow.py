@@ -31,10 +31,11 @@ from ..kinematics.chain import forward
 from ..model.body import MARGIN
 from ..motion.stream import Sent, step
 from . import answers
-from .engine import CYCLE, MOVED_OFF, Engine
+from .engine import CYCLE, Engine
 from .jobs import Job
 from .link import first_line
 from .reach import target_in_torso
+from .record import MOVED_OFF
 
 #: Seconds without a new target after which a following sends nothing more (``setFollowTimeout`` changes it).
 FOLLOW_TIMEOUT = 0.5

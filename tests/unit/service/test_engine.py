@@ -7,16 +7,11 @@ import pytest
 
 from nao_ik.model.arm import arm_model
 from nao_ik.motion.truth import REST_SPAN, Watch
-from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer, _Aimed
+from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer
+from nao_ik.service.record import Aimed, Record
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
 THERE = [0.5, 0.3, -1.0, -0.5, 0.0]  # its last command, far from where it stands
-
-
-def _commanded(q: list, sent_ago: float = 1.0) -> dict:
-    """The LArm's record of one command to ``q``, sent (and answered) ``sent_ago`` s ago, at full speed."""
-    sent = time.monotonic() - sent_ago
-    return {"LArm": [_Aimed(list(q), 1.0, sent, None, sent)]}
 
 
 def _seen_at_rest() -> dict:
@@ -29,9 +24,19 @@ def _seen_at_rest() -> dict:
     return watches
 
 
+def _record(lock: threading.RLock, commands: tuple = ()) -> Record:
+    """A record with both arms seen at rest, and LArm's commands (posture, sent and answered so many s ago), each
+    at full speed."""
+    record = Record(lock, arm_model)
+    record.watch = _seen_at_rest()
+    for q, sent_ago in commands:
+        sent = time.monotonic() - sent_ago
+        record.add("LArm", Aimed(list(q), 1.0, sent, None, sent))
+    return record
+
+
 def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik.sensed = mocker.Mock()
     ik.sensed.read.side_effect = [(list(r), 0.0) for r in readings]
     ik._sent = {"LArm": mocker.Mock()}
@@ -39,7 +44,8 @@ def _engine(mocker, readings, answered=True, sent_ago=1.0):
     ik.motion = mocker.Mock(timeout=1.0)
     ik.motion.call.return_value = "none"  # isCollision: the robot's protection does not hold it
     ik.motion.numbers.return_value = list(HERE)  # getAngles without the sensors: ALMotion commands it there
-    ik._lost, ik._commit, ik._aimed_list = set(), threading.RLock(), _commanded(THERE, sent_ago)
+    ik._lost, ik._commit = set(), threading.RLock()
+    ik.record = _record(ik._commit, ((THERE, sent_ago),))
     return ik
 
 
@@ -74,7 +80,7 @@ def test_an_arm_is_at_rest_short_of_its_command_only_once_still_after_every_answ
     assert not moving.at_rest(model, HERE, end) and not moving.send.called
     # No command it may be on its way to: at rest at once, nothing read.
     none = _engine(mocker, [])
-    none._aimed_list = {}
+    none.record = _record(none._commit)
     assert none.at_rest(model, HERE, end)
 
 
@@ -82,12 +88,12 @@ def test_a_command_without_an_answer_marks_its_arms_as_lost(mocker):
     """reachBoth's and a path's commands wait for ALMotion's answer: where none comes (timed out), the command
     may still run, so its arms are never taken as at rest again."""
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik.motion = mocker.Mock()
     ik.motion.result.side_effect = RuntimeError("ALMotion.setAngles did not answer within 2.00 s")
     ik.motion.failure.return_value = ""  # no answer, not an error: it may run
     ik._lost, ik._models = set(), {}
-    ik._commit, ik._aims, ik._seen, ik._ahead, ik._aimed_list = threading.RLock(), 0, threading.local(), {}, {}
+    ik._commit, ik._aims, ik._seen, ik._ahead = threading.RLock(), 0, threading.local(), {}
+    ik.record = _record(ik._commit)
     with pytest.raises(NoAnswer):
         ik.call_aimed([("LArm", THERE), ("RArm", THERE)], [], THERE + THERE, 0.2, time.monotonic() + 5.0)
     assert ik._lost == {"LArm", "RArm"} and ik.aim["LArm"] == THERE
@@ -104,7 +110,7 @@ def test_a_path_streams_only_from_an_arm_at_rest_within_a_cycle_of_its_first_poi
     moving = _engine(mocker, [])
     assert _leads(moving, model, HERE, near, 1.0)  # on its way to THERE
     still = _engine(mocker, [])
-    still._aimed_list = _commanded(HERE)
+    still.record = _record(still._commit, ((HERE, 1.0),))
     assert not _leads(still, model, HERE, near, 1.0)
     assert _leads(still, model, HERE, THERE, 1.0)  # far: 0.5 rad of ShoulderPitch
 
@@ -165,12 +171,12 @@ def _reading_right_at(mocker, right: list) -> Engine:
     """An engine whose readings have the RArm at ``right`` (the LArm at zero, crouched hips), which has read the
     LArm's body once (as a path's thread on the RArm does before its promise)."""
     ik = Engine.__new__(Engine)
-    ik._watch, ik._fate, ik._news, ik._span = _seen_at_rest(), {}, {}, {}
     ik._body, ik._models = True, {"LArm": arm_model("LArm"), "RArm": arm_model("RArm")}
     ik.sensed = mocker.Mock()
     reading = [0.0] * 5 + list(right) + [-0.45, -0.45, 0.0, 0.0] + [0.0] * 4  # hips, head, the legs standing
     ik.sensed.read_timed.return_value = (reading, [1.0] * 18, None)
-    ik._commit, ik._aims, ik._seen, ik._aimed_list = threading.RLock(), 0, threading.local(), {}
+    ik._commit, ik._aims, ik._seen = threading.RLock(), 0, threading.local()
+    ik.record = _record(ik._commit)
     ik._bodies, ik._ahead = {}, {}
     ik.arm_state("LArm", motors=False, end=time.monotonic() + 5.0)
     return ik
