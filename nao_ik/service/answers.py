@@ -16,7 +16,7 @@ from typing import Any
 
 from ..api.pose import off
 from ..kinematics.frames import point_from_torso
-from .engine import Command
+from .motions import Command
 
 #: Why an answer that reaches its target is not reached: no safe motion from the arm's posture, nothing (to be)
 #: sent.

@@ -19,9 +19,10 @@ from ..model.arm import ARMS
 from ..model.body import OTHER_ARM as OTHER_PART
 from ..recipes.both_arms import PairCheck, solve_both
 from . import answers
-from .engine import MOVING, Engine, NoAnswer, apart, left
+from .engine import Engine, apart
 from .jobs import Job
 from .link import first_line
+from .motions import MOVING, NoAnswer, left
 from .reach import DEFAULT_METHOD, position_method
 
 #: The pair's check: the body, and each arm against the other's final and starting postures, still and moving.

@@ -9,73 +9,51 @@ through the same checks: finite, clamped into the limits the robot reported, cle
 robot's posture (the other arm included, where it is and where it may be on its way), and a motion to it
 that does not cross the body (swung out around it where needed, each leg sent once the arm got there).
 
-Who commands an arm is decided by :mod:`nao_ik.service.jobs`; :meth:`Engine.held` is the one place that
-takes an arm for a job, hears of its earlier commands' failure and gives it back.
+Who commands an arm is decided by :mod:`nao_ik.service.jobs`; :meth:`Engine.take` is the one place that takes an
+arm for a job and hears of its earlier commands' failure (:meth:`Engine.give` gives it back; :meth:`Engine.held`
+does both around a block). The record of the commands is :mod:`nao_ik.service.record`; the routes from where an arm
+may be to a goal, :mod:`nao_ik.service.routes`; waiting for an arm and what the robot shows of it,
+:mod:`nao_ik.service.arm_watch`; the words they share, :mod:`nao_ik.service.motions`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 from ..geometry.collision import clearance, posture_body
-from ..geometry.scalar.sweep import CYCLE, SAG, STILL, STOPPED_CYCLES, apart
-from ..geometry.sweep import ARRIVED, Plan, Sweep, first_direct, plan, stream_body, sweep_from
+from ..geometry.scalar.sweep import CYCLE, apart
+from ..geometry.sweep import ARRIVED, stream_body, sweep_from
 from ..geometry.sweep import seconds as move_seconds
 from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
-from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, anywhere, arrived
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, anywhere
+from .arm_watch import ArmWatch
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
 from .log import ServiceLog
-from .record import SHORT, Aimed, Record
+from .motions import (
+    OTHER_ARM,
+    Command,
+    NoAnswer,
+    StoppedOnItsWay,
+    left,
+)
+from .record import Aimed, Record
+from .routes import Routing
 from .sensed import SensedCache
 
-#: The other arm of each arm, and the joints that place the body model's thighs (HipPitch) and head.
-OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
-#: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
-#: would cross the body.
-MOVING = (
-    "motion: the arm is still moving toward its last command, and from where it may be on the way there "
-    "the new one would cross the body"
-)
-#: A step has arrived when every sensed angle is within this of the command (rad); a step may take
-#: twice its computed time plus this margin (s).
-ARRIVAL_TOLERANCE = 1e-3
-ARRIVAL_MARGIN = 1.0
-#: An arm still this long (s) farther than SAG from a posture it was sent to, every command to it answered by
-#: ALMotion and the robot's protection not holding it, stays where it is (bent elsewhere by the protection,
-#: which has let go, or held by something): the sequence ends there with :class:`StoppedShort` at once, not
-#: when the call's budget runs out.
-GIVE_UP = 15 * CYCLE
 #: While an arm streams a path, the other arm's body holds it from its reading on through this many of the points
 #: sent last (its reading, at most :data:`~nao_ik.service.sensed.MAX_AGE` old, may come from before the newest of
 #: them) and those still to come.
 STREAMED = 4
-#: The speed of the command that keeps a still arm where it stands (:meth:`Engine._stays`): it moves the arm by the
-#: joints' noise at most, and the next command's check grows the arm's way by the overshoot at this speed.
-HOLD_SPEED = 0.05
 #: Why a command checked against a body read before the other arm's latest command is refused.
 MET = "collision: the other arm was just sent where this motion would meet it"
-#: The ``reason`` of an answer whose motion the robot's own collision protection stopped or bent.
-ROBOT_PROTECTION = "robot collision protection"
-
-
-class Way(NamedTuple):
-    """A moving arm's way (:meth:`Engine.way`): from its reading toward its last command, at that command's
-    fractionMaxSpeed, and toward the earlier commands its joints may still be braking toward ((aim, fraction)
-    each). A command now starts anywhere on it (:func:`nao_ik.geometry.sweep.sweep_moving`)."""
-
-    reading: list
-    aim: list
-    fraction: float
-    earlier: tuple = ()
 
 
 class Promise(NamedTuple):
@@ -87,50 +65,6 @@ class Promise(NamedTuple):
     recent: list  # the STREAMED commands sent last (the arm's last command at the promise, then each one sent)
 
 
-class Command(NamedTuple):
-    """What :meth:`Engine.command` did (or would do) with an arm's answer."""
-
-    angles: list  # the angles sent (finite, clamped into the robot's limits)
-    clamped: list  # the names of the joints clamped
-    change: float  # the largest joint change, rad
-    seconds: float  # how long the move takes (setAngles moves each joint at fractionMaxSpeed of its maximum)
-    # The postures of the move: those sent when moving (the last one is the answer unless a later call took the
-    # arm on the way), else those it takes (none: no safe motion).
-    commands: list
-    # Seconds the call waited for an arm to stop (its earlier motion, where the new one is not certified from
-    # everywhere on its way; the other arm; each swung-out posture on the way) and computed the motion check.
-    wait: float = 0.0
-    check: float = 0.0
-    other: bool = False  # the angles are another posture for the task (``others``), not the answer's
-    # What became of the arm's command before this one, where no answer told it (:meth:`Engine.news`): "" if
-    # nothing.
-    news: str = ""
-
-
-class StoppedOnItsWay(RuntimeError):
-    """An arm stopped on its way through a sequence's postures; ``partial``: what was sent (:class:`Command`)."""
-
-    partial: Command | tuple = ()
-
-
-class NoAnswer(RuntimeError):
-    """ALMotion did not answer a command in time: it may have gone out and may still run (the caller counts it
-    as sent)."""
-
-
-class RobotProtection(StoppedOnItsWay):
-    """The robot's own collision protection stopped an arm on its way (ALMotion's ``isCollision``)."""
-
-
-class StoppedShort(StoppedOnItsWay):
-    """An arm stays short of a posture it was sent to, the robot's protection not holding it (:meth:`Engine.arrive`)."""
-
-
-def still_for(still: int, now: Any, last: Any) -> int:
-    """Readings in a row the arm has not moved (by more than STILL a cycle), counting ``now``."""
-    return still + 1 if last is not None and apart(now, last) <= STILL else 0
-
-
 def check_motors(arm: str, names: list, stiffness: list) -> None:
     """Refuse an arm whose motors are off (the service does not switch them on by itself)."""
     off = [n for n, s in zip(names, stiffness) if not s > 0.0]
@@ -140,12 +74,7 @@ def check_motors(arm: str, names: list, stiffness: list) -> None:
         )
 
 
-def left(end: float) -> float:
-    """Seconds left until ``end`` (monotonic), at least 0."""
-    return max(0.0, end - time.monotonic())
-
-
-class Engine:
+class Engine(Routing, ArmWatch):
     """The arms' state and the one path of their commands.
 
     Args:
@@ -253,7 +182,7 @@ class Engine:
 
         Returns:
             What was (or would be) sent: :class:`Command`, with what became of the arm's command before
-            (:meth:`news`) where it moved.
+            (:meth:`~nao_ik.service.record.Record.news`) where it moved.
         """
         began = time.monotonic()
         done = self._command(model, angles, start, move, end, what, speed, job, still, others)
@@ -320,164 +249,6 @@ class Engine:
             raise stop from None
         return made(sent)
 
-    def _next_leg(self, model: ArmModel, via: list, q: list, goal: list, speed: float, job: Job | None, end: float,
-                  what: str, waited: list) -> ArmModel | None:  # fmt: skip
-        """Wait until the leg from ``via`` (the last command sent) to ``q`` may go: once it is certified from the
-        rest of the arm's way to ``via`` (its reading toward it, a retarget's overshoot included); where the body
-        now says no to that (the other arm moved), once the arm stopped there, as where it says no from the start.
-
-        Returns:
-            The arm's model now (the body where it is now), or None where a later call took the arm.
-
-        Raises:
-            StoppedOnItsWay: the sequence ends here (the arm stopped short, or the body now bars the rest).
-        """
-        for ready in (functools.partial(self._onward, model, q), None):
-            t1 = time.perf_counter()
-            try:
-                way = self.arrive(model, via, job, end, speed, ready)
-            finally:
-                waited[0] += time.perf_counter() - t1
-            if way is None:
-                return None
-            # The body now: the other arm may have moved, or been sent somewhere, since the plan.
-            model = self.arm_state(model.arm, motors=True, end=end, fresh=True)[0]
-            near = clearance(model, goal, model.body)
-            if near.distance >= MARGIN - 1e-6 and sweep_from(model, way.reading, q, speed, way).clear:
-                return model
-            if way.reading == way.aim:  # stopped there (the second pass always is): the body says no from there
-                break
-        if near.distance < MARGIN - 1e-6:
-            raise StoppedOnItsWay(f"{what}: collision: the {near.part} is now where the arm was going; "
-                                  "nothing more sent")  # fmt: skip
-        # The leg was planned from the via itself; the arm stopped near it (within SAG): from there.
-        raise StoppedOnItsWay(f"{what}: motion: from where the arm reached its last posture on the way the "
-                              "next move would cross the body; nothing more sent")  # fmt: skip
-
-    def _plan(self, model: ArmModel, start: Any, goal: list, speed: float, move: bool, job: Job | None, end: float,
-              what: str, waited: list, still: bool = False, others: Callable | None = None) -> tuple:  # fmt: skip
-        """The safe commands to ``goal`` from the arm's posture ``start`` (None: read it now, fresh).
-
-        ``goal`` must be clear of the body where the arm's state puts it. Where, for a move, the arm is still
-        moving and from somewhere on its way the new motion would cross the body, wait until it stops there,
-        or until it is far enough on its way that the motion is certified from the rest of it, and plan from
-        where it is.
-
-        Where that motion needs legs or a wait and ``others`` gives postures doing the same task, the first whose
-        motion goes direct (:meth:`_other`) is the goal instead.
-
-        Returns:
-            (model, start, the goal's clearance, the plan (None: the goal is within the body's margin), the
-            goal); the seconds spent waiting for an arm are added to ``waited[0]``.
-        """
-        if start is None:
-            model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
-        near = clearance(model, goal, model.body)
-        route = way = direct = None
-        tried = False  # other postures tried (from anywhere on the arm's way): again once it is at rest
-        if near.distance >= MARGIN - 1e-6:
-            if others is not None and not self.unknown(model.arm):  # :meth:`route`'s first test, first
-                moving = self.way(model, start)
-                direct = sweep_from(model, start, goal, speed, moving)
-                if not direct.clear:
-                    tried = True
-                    other = self._other(model, start, speed, moving, others)
-                    if other is not None:
-                        goal, route = other
-            if route is None:
-                route, way = self.rested_route(model, start, goal, speed, still, end, direct)
-        while move and route is not None and route.reason == MOVING:  # until it may go, or the budget ends
-            # Until the arm stops, or is far enough on its way that the motion is certified from the rest of it.
-            early = False
-
-            def onward(now: list, model: ArmModel = model, goal: list = goal) -> bool:
-                nonlocal early
-                early = self._onward(model, goal, now)
-                return early
-
-            t0 = time.perf_counter()
-            model, start = self.wait_still(model, job, end, what, ready=onward)
-            waited[0] += time.perf_counter() - t0
-            near = clearance(model, goal, model.body)  # the body now (the other arm may have moved)
-            route, way = (self.rested_route(model, start, goal, speed, not early, end) if near.distance >= MARGIN - 1e-6
-                          else (None, None))  # fmt: skip
-            if tried and route is not None and route.commands and route.commands != [goal] and way is None:
-                # The arm at rest now: its other postures again, from where it is alone.
-                tried = False
-                other = self._other(model, start, speed, None, others)
-                if other is not None:
-                    goal, route = other
-        other = self.model(OTHER_ARM[model.arm], end)
-        if move and (route is None or not route.commands) and (self.last(other.arm) is not None
-                                                                or self.unknown(other.arm)):  # fmt: skip
-            # The other arm, anywhere on its way to its last command (as read), may be what is in the way: wait
-            # until it is there (at once if it is), and plan again from a fresh reading.
-            t0 = time.perf_counter()
-            self.wait_still(other, job, end, what, state=False)
-            model, start = self.arm_state(model.arm, motors=True, end=end, fresh=True)
-            waited[0] += time.perf_counter() - t0
-            near = clearance(model, goal, model.body)
-            route, way = self.route(model, start, goal, speed) if near.distance >= MARGIN - 1e-6 else (None, None)
-        return model, start, near, route, goal
-
-    @staticmethod
-    def _other(model: ArmModel, start: Any, speed: float, way: Way | None,
-               others: Callable[[ArmModel, list], Iterable[list]]) -> tuple | None:  # fmt: skip
-        """(goal, its plan): the first posture of ``others(model, start)`` whose one command is certified
-        (:func:`nao_ik.geometry.sweep.first_direct`); None."""
-        q = first_direct(model, start, others(model, list(start)), speed, way)
-        return None if q is None else (q, Plan([q], "", move_seconds(model, start, q, speed)))
-
-    def rested_route(self, model: ArmModel, start: Any, goal: list, speed: float, still: bool, end: float,
-                     direct: Sweep | None = None) -> tuple:  # fmt: skip
-        """:meth:`route` (``direct``: its first test, done already); where the arm's way to its last command bars
-        the move and, with ``still`` (the arm may have stopped at ``start``: the proof is worth its cycles), it is
-        :meth:`at_rest` there, stopped short of that command (a sagging joint, the robot's protection; it will not
-        set off toward it any more), again from where it is alone."""
-        route, way = self.route(model, start, goal, speed, direct=direct)
-        if still and route.reason == MOVING and self.at_rest(model, start, end):
-            route, way = self.route(model, start, goal, speed, True)
-        return route, way
-
-    def at_rest(self, model: ArmModel, start: Any, end: float) -> bool:
-        """Whether an arm seen still at ``start`` stays there: ALMotion has answered every command to it (none went
-        unanswered), the last one was sent over STOPPED_CYCLES ago, and the readings of STOPPED_CYCLES cycles
-        taken after those answers came keep it within STILL of ``start`` (a command taken sets the arm off within
-        them). Where it does, a motion from ``start`` alone is its motion, not one from anywhere on its way to that
-        command.
-
-        And ALMotion commands the arm where it is (``getAngles`` without the sensors, within SAG of ``start``):
-        else something holds it short of ALMotion's command (a hand, a table), and lets go of it when it will.
-        Where the robot's collision protection holds it (``isCollision``: an arm stopped short of that command,
-        or put near the body by another client, ``rest()``'s posture for one), the protection may let go and the
-        arm set off toward that command: it is first commanded to stay where it is (:meth:`_stays`), which
-        replaces that command.
-        """
-        arm, names = model.arm, list(model.names)
-        last = self.last(arm)
-        if last is None or apart(last.aim, start) <= 1e-9:
-            return True  # no command it may still be on its way to (:meth:`way`)
-        recent = time.monotonic() - last.sent <= STOPPED_CYCLES * CYCLE
-        if arm in self._lost or not self._sent[arm].answered() or recent:
-            return False
-        try:
-            self._protected(arm, end, "short of its last command")
-            held = False
-        except RobotProtection:
-            held = True
-        for k in range(STOPPED_CYCLES + 1):
-            if k:
-                time.sleep(CYCLE)
-            now, _ = self.sensed.read(names, left(end), fresh=True)
-            if apart(model.clamp(now), start) > STILL:
-                return False
-        if self.last(arm) is not last:
-            return False  # sent to meanwhile
-        if not self._stays(model, list(start), end, held):
-            return False
-        self.record.seen_still(arm, rested=True)
-        return True
-
     def last(self, arm: str) -> Aimed | None:
         """The arm's last command (None before the first)."""
         return self.record.last(arm)
@@ -491,74 +262,6 @@ class Engine:
         """Whether a command to the arm went unanswered (it may still run: the arm is never taken as at rest)."""
         return arm in self._lost
 
-    def _stays(self, model: ArmModel, here: list, end: float, hold: bool) -> bool:
-        """Whether ALMotion commands a still arm, read at ``here``, within SAG of there (``getAngles`` without the
-        sensors; a joint under load sags off its command). With ``hold``, command it to stay at that command (the
-        reading ``here`` is not sent: its sensor may be off too): ALMotion takes a joint's newest command, so the one
-        it was on its way to is gone, and the joints' command does not change: it moves nothing; at HOLD_SPEED;
-        under the lock that orders every command, so the other arm's checks see it."""
-        names = list(model.names)
-        try:
-            commanded = [float(q) for q in model.clamp(self.motion.numbers("getAngles", names, False, count=5,
-                                                                          budget=left(end)))]  # fmt: skip
-        except RuntimeError:
-            return False
-        if apart(commanded, here) > SAG:
-            return False
-        if not hold:
-            return True
-        with self._commit:
-            last = self.last(model.arm)
-            if last is None or apart(commanded, last.aim) > 1e-9:  # else its last command is ALMotion's
-                self.send(model.arm, names, commanded, HOLD_SPEED, end)
-        return True
-
-    def route(self, model: ArmModel, start: Any, goal: list, speed: float, stopped: bool = False,
-              direct: Sweep | None = None) -> tuple[Plan, Way | None]:  # fmt: skip
-        """The safe commands from the arm's posture to ``goal`` (:func:`nao_ik.geometry.sweep.plan`), the arm maybe
-        moving.
-
-        While the arm may still be moving toward its last command, the first command arrives with the
-        arm somewhere on its way there (:meth:`way`): its motion must be clear from all of it, at any timing
-        (:func:`nao_ik.geometry.sweep.sweep_moving`); else the plan from that posture, if its first motion is;
-        else no commands, with the reason :data:`MOVING`.
-
-        With ``stopped`` (the arm seen still, long after its last command), from ``start`` alone. ``direct``: the
-        direct motion's check (:func:`~nao_ik.geometry.sweep.sweep_from`, from the arm's way) where the caller
-        has it already.
-
-        Returns:
-            (the plan, the arm's way as checked, or None when the arm is still).
-        """
-        way = None if stopped else self.way(model, start)
-        direct = None if stopped else direct
-        if way is None:
-            return plan(model, start, goal, speed, direct=direct), None
-        if self.unknown(model.arm):  # from anywhere in its range: nothing is certified
-            return Plan([], MOVING, move_seconds(model, start, goal, speed)), way
-        if (sweep_from(model, start, goal, speed, way) if direct is None else direct).clear:  # from all the way
-            return Plan([goal], "", move_seconds(model, start, goal, speed)), way
-        route = plan(model, start, goal, speed)
-        if len(route.commands) > 1 and sweep_from(model, way.reading, route.commands[0], speed, way).clear:
-            return route, way
-        alt = plan(model, way.aim, goal, speed)  # planned from where the arm is going instead
-        if alt.commands and sweep_from(model, way.reading, alt.commands[0], speed, way).clear:
-            return alt, way
-        return Plan([], MOVING, route.seconds), way
-
-    def way(self, model: ArmModel, start: Any) -> Way | None:
-        """The arm's way from its reading ``start`` toward its last command (and the earlier ones it may still be
-        braking toward: :meth:`_earlier`); None when it is at its last command and heads for no other."""
-        with self._commit:
-            if self.unknown(model.arm):  # moving under commands the service did not send: anywhere in its range
-                return Way(list(start), *anywhere(model))
-            last = self.last(model.arm)
-            earlier = self.record.earlier(model.arm)
-            # Any difference: the last stretch to the command counts too (0.01 rad a joint moves the arm 12 mm).
-            if last is None or not earlier and apart(last.aim, start) <= 1e-9:
-                return None
-            return Way(list(start), list(last.aim), last.fraction, earlier)
-
     def unknown(self, arm: str) -> bool:
         """Whether the arm may be anywhere in its range (:meth:`~nao_ik.service.record.Record.unknown`)."""
         return self.record.unknown(arm)
@@ -568,160 +271,6 @@ class Engine:
         with self._commit:
             if self.record.observe(reading):
                 self._aims += 1  # the arm's region grew: a check against a body read before is done again
-
-    def _prove_stalled(self, arm: str, end: float) -> None:
-        """A command seen at rest short of its goal (:meth:`_observe`) runs no more unless the robot's collision
-        protection holds the arm (it goes on when that lets go): where ``isCollision`` says it does not, drop it."""
-        last = self.last(arm)
-        if last is None or not last.stalled or arm in self._lost:
-            return
-        try:
-            state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
-        except RuntimeError:  # an ALMotion without it, or no answer: it may still run
-            return
-        if state != "collision":
-            self.record.drop(arm, SHORT, only=last)
-
-    def _await_rest(self, arms: Iterable[str], end: float, until: float) -> None:
-        """Wait, until ``until`` (monotonic s) at most, until none of ``arms`` is :meth:`unknown`: the readings the
-        robot's poller takes every cycle while calls come (:class:`SensedCache`) are held against the arms
-        (:meth:`_observe`)."""
-        while any(self.unknown(arm) for arm in arms) and time.monotonic() < until:
-            self.sensed.read(BODY_JOINTS, left(end))  # keeps the poller reading
-            time.sleep(CYCLE / 2)
-
-    def state(self, arm: str, end: float) -> dict:
-        """The arm as the robot shows it now (``getArmState``): whether it moves, arrived at the service's last
-        command, stopped short of it (and why), or stands still with no command of the service's under way.
-
-        Returns:
-            ``state`` ("moving", "arrived", "stopped" or "still"), ``reason`` ("" where it moves toward the
-            service's command or arrived), ``moving``, ``motors``, and the arm's ``target`` (the service's last
-            command; [] if none), ``commanded`` (ALMotion's command this cycle) and ``sensed`` angles.
-        """
-        model = self.model(arm, end)
-        names = list(model.names)
-        sensed, stiffness, reading = self.sensed.read_timed(names, left(end), fresh=True)
-        commanded = [reading.commanded[n] for n in names]
-        self._prove_stalled(arm, end)
-        with self._commit:
-            last, watch, fate = self.last(arm), self.record.watch[arm], self.record.fate(arm)
-            busy = self.arms[arm].busy()
-        motors = all(v > 0.0 for v in stiffness)
-        if busy:  # a job still sends to it: a path, or a reach's legs
-            state, reason = "moving", ""
-        elif last is not None and arrived(commanded, last.aim):  # ALMotion's command ended there
-            state, reason = ("arrived", "") if apart(sensed, last.aim) <= SAG else ("moving", "")
-        elif last is not None and not (last.seen is not None and watch.still_after(last.seen)):
-            state, reason = "moving", ""  # on its way (or setting off: ALMotion took the command a moment ago)
-        elif self.unknown(arm):
-            state, reason = "moving", "moving under commands this service did not send"
-        elif last is None:
-            state, reason = "still", fate
-        else:
-            state, reason = "stopped", fate or f"the {arm} stays short of its last command"
-            if not motors:
-                reason = "its motors are off"
-            try:
-                self._protected(arm, end, "short of its last command")
-            except RobotProtection as e:
-                reason = first_line(e)
-        return {"arm": arm, "state": state, "reason": reason, "moving": state == "moving", "motors": motors,
-                "target": [] if last is None else list(last.aim), "commanded": commanded, "sensed": sensed}  # fmt: skip
-
-    def _onward(self, model: ArmModel, goal: list, now: list) -> bool:
-        """Whether a command to ``goal`` is certified with the arm at the reading ``now`` on its way (:meth:`way`):
-        one check per reading while an arm is waited for, so it is the direct motion's alone."""
-        start = model.clamp(now)
-        return not self.unknown(model.arm) and sweep_from(model, start, goal, 1.0, self.way(model, start)).clear
-
-    def wait_still(self, model: ArmModel, job: Job, end: float, what: str, state: bool = True,
-                   ready: Callable[[list], bool] | None = None) -> tuple | None:  # fmt: skip
-        """Wait until the arm stops (at its last command, or wherever it was stopped), or until ``ready`` says
-        yes to a fresh reading of it; its state then.
-
-        Returns:
-            (model, start) as :meth:`arm_state` reads them then (None without ``state``).
-        """
-        arm, names, last = model.arm, list(model.names), self.last(model.arm)
-        aim = None if last is None else last.aim
-        last, still, since = None, 0, time.monotonic()
-        while True:
-            now, _ = self.sensed.read(names, left(end), fresh=True)
-            if self.unknown(arm):  # until it is seen at rest: its commanded angles tell, not a sensed stillness
-                if time.monotonic() - since > FOREIGN_WAIT:
-                    raise RuntimeError(f"{what}: {FOREIGN.format(arm=arm)}")
-            elif aim is None or apart(now, aim) <= ARRIVED or ready is not None and ready(now):
-                break
-            # Still over two cycles: a command not yet begun (or a smooth start) can look still over one.
-            still = still_for(still, now, last)
-            if still >= 2 and not self.unknown(arm):
-                self.record.seen_still(arm)
-                break
-            last = now
-            if job.stop.wait(CYCLE):
-                raise RuntimeError(f"{what}: motion: waiting for the arm to stop, {job.reason}; nothing sent")
-            if time.monotonic() > end:
-                raise RuntimeError(f"{what}: {MOVING}, past the call's budget; nothing sent")
-        return self.arm_state(arm, motors=True, end=end, fresh=True) if state else None
-
-    def arrive(self, model: ArmModel, via: list, job: Job | None, end: float, speed: float,
-               ready: Callable[[list], bool] | None = None) -> Way | None:  # fmt: skip
-        """Wait until the arm has stopped at ``via`` (a sequence's intermediate posture): within ARRIVED of
-        it, or within SAG (a sagging joint), and no joint moving more than STILL over a cycle; or, with
-        ``ready``, until it says yes to a fresh reading of the arm on its way there.
-
-        Returns:
-            The arm's way from there (:meth:`way`: where it stopped, or from the reading toward ``via``), or
-            None where the job was stopped first (a later call took the arm).
-
-        Raises:
-            RobotProtection: the arm stopped short and the robot says its collision protection did it.
-            StoppedShort: the arm stays short of ``via`` (GIVE_UP), the robot's protection not holding it.
-            StoppedOnItsWay: the call's budget ran out before the arm got there.
-        """
-        last, still, since = None, 0, None
-        while True:
-            if time.monotonic() > end:
-                raise StoppedOnItsWay(
-                    "the arm did not reach its swung-out posture within the budget; nothing more sent"
-                )
-            now, _ = self.sensed.read(list(model.names), left(end), fresh=True)
-            off = apart(now, via)
-            still = still_for(still, now, last)
-            if still and off <= ARRIVED or still >= 2 and off <= SAG:
-                self.record.seen_still(model.arm, rested=off <= ARRIVED)  # at it: the next leg replaces it
-                return Way(list(now), list(now), speed)
-            if ready is not None and ready(now):
-                with self._commit:
-                    return Way(list(now), list(via), speed, self.record.earlier(model.arm))
-            # Still since when, counted once ALMotion has taken every command (a command it has not taken yet may
-            # still set the arm off).
-            taken = still >= 2 and self._sent[model.arm].answered()
-            since = (since if since is not None else time.monotonic()) if taken else None
-            stays = since is not None and time.monotonic() - since >= GIVE_UP and not (job and job.stop.is_set())
-            if stays or still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
-                state = self._protected(model.arm, end, "on its way to a swung-out posture")
-            if stays:
-                raise StoppedShort(f"the {model.arm} stopped {off:.2f} rad short of the posture it was sent to and "
-                                   f"stays there (isCollision: {state}); nothing more sent")  # fmt: skip
-            last = now
-            if job is None:
-                time.sleep(CYCLE)
-            elif job.stop.wait(CYCLE):
-                return None
-
-    def _protected(self, arm: str, end: float, where: str) -> str:
-        """Raise :class:`RobotProtection` if ALMotion's ``isCollision`` says the arm's protection holds it; else
-        its answer ("unknown" where ALMotion has no such call or did not answer)."""
-        try:
-            state = self.motion.call("isCollision", arm, budget=min(left(end), self.motion.timeout))
-        except RuntimeError:  # an ALMotion without it, or no answer
-            return "unknown"
-        if state == "collision":
-            raise RobotProtection(f"{ROBOT_PROTECTION}: the robot stopped the {arm} {where} (isCollision: "
-                                  "collision); nothing more sent")  # fmt: skip
-        return str(state)
 
     def send(self, arm: str, names: list, angles: list, speed: float, end: float) -> None:
         """``setAngles`` without waiting for ALMotion's answer; its failure reaches the arm's next call.
@@ -944,24 +493,3 @@ class Engine:
                 raise RuntimeError(f"ALMotion.getLimits returned unusable limits: {e}") from None
             self._models[arm] = model
         return model
-
-    def wait_arrival(self, names: list, angles: list, seconds: float, job: Job, end: float,
-                      arm: str | None = None) -> None:  # fmt: skip
-        """Wait until the sensed angles are at the command (1 mrad, or SAG once still), the job is stopped, or
-        time is up; an ``arm`` stopped short that the robot's protection holds raises :class:`RobotProtection`."""
-        allowed = 2.0 * seconds + ARRIVAL_MARGIN
-        limit = min(end, time.monotonic() + allowed)
-        last, still = None, 0
-        while True:
-            now = self.motion.numbers("getAngles", names, True, count=len(names), budget=left(end))
-            off = apart(now, angles)
-            still = still_for(still, now, last)
-            if off <= ARRIVAL_TOLERANCE or still >= 2 and off <= SAG:
-                return
-            if arm is not None and still >= STOPPED_CYCLES and still % STOPPED_CYCLES == 0:
-                self._protected(arm, end, "on its way")
-            last = now
-            if job.stop.wait(CYCLE):
-                raise RuntimeError(job.reason)
-            if time.monotonic() > limit:
-                raise RuntimeError(f"the robot did not get there within {allowed:.1f} s (or the call's budget)")

@@ -12,9 +12,10 @@ import math
 from ..model import validate
 from ..recipes.grasp import plan_grasp
 from . import answers
-from .engine import Engine, StoppedOnItsWay, check_motors, left
+from .engine import Engine, check_motors
 from .jobs import Job
 from .link import about, reply_limits
+from .motions import StoppedOnItsWay, left
 from .reach import DEFAULT_METHOD
 
 #: A grasp's extra budget (five steps, each waiting until the robot got there), seconds.

@@ -27,9 +27,10 @@ from ..model.body_data import head_row
 from ..recipes.path_plan import follow_or_refuse
 from ..recipes.track import track_path
 from . import answers
-from .engine import CYCLE, MET, MOVING, STREAMED, Engine, NoAnswer, StoppedOnItsWay, apart
+from .engine import CYCLE, MET, STREAMED, Engine, apart
 from .jobs import Job, Stopped
 from .link import first_line
+from .motions import MOVING, NoAnswer, StoppedOnItsWay
 from .reach import position_method
 
 #: The methods whose paths are planned whole (:func:`nao_ik.plan_path`, from the exact solution set); the

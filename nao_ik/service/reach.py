@@ -29,9 +29,10 @@ from ..model.body import MARGIN
 from ..recipes.pointing import point_at
 from ..recipes.reachability import ClearCheck, is_reachable, nearest_reachable
 from . import answers
-from .engine import ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, left
+from .engine import Engine
 from .jobs import Job
 from .link import about
+from .motions import ROBOT_PROTECTION, RobotProtection, StoppedOnItsWay, left
 
 DEFAULT_METHOD = "analytic"
 #: The body's check of isReachable and nearestReachable: it keeps an arm's configuration outside the body (the

@@ -170,7 +170,7 @@ def test_after_rest_and_wake_up_the_arm_tracks_and_reaches_again(sag):
     moved ALMotion's command off that command's way, so the service's record of it is dropped and the reading is the
     state: a path and a reach go from where the arm is, the path's first command its own (no command to hold the arm
     where it stands: nothing of the old one may still run); the robot's protection stops nothing."""
-    from nao_ik.service.engine import HOLD_SPEED
+    from nao_ik.service.arm_watch import HOLD_SPEED
 
     s = Stack(motion=StubMotion(sag=sag))  # with sag, the sensed angles of still joints are off their command
     try:

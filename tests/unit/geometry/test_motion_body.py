@@ -544,8 +544,10 @@ def test_an_arm_the_robot_stopped_on_its_way_is_reported_as_the_robots_protectio
     """A unit test of the wait at a via: the arm stands still far from it and ALMotion's isCollision says
     "collision" - the answer says the robot's protection stopped it, not that time ran out; "none" - the answer
     says where the arm stays, at once (once ALMotion has taken every command to the arm)."""
-    from nao_ik.service.engine import GIVE_UP, ROBOT_PROTECTION, Engine, RobotProtection, StoppedOnItsWay, StoppedShort
+    from nao_ik.service.arm_watch import GIVE_UP
+    from nao_ik.service.engine import Engine
     from nao_ik.service.jobs import Job
+    from nao_ik.service.motions import ROBOT_PROTECTION, RobotProtection, StoppedOnItsWay, StoppedShort
 
     ik = Engine.__new__(Engine)
     ik.sensed = mocker.Mock()

@@ -7,7 +7,7 @@ import nao_ik
 from nao_ik.model.arm import arm_model
 from nao_ik.recipes.both_arms import ArmAnswer, BothArms
 from nao_ik.service import answers
-from nao_ik.service.engine import Command
+from nao_ik.service.motions import Command
 
 Q = [0.3, 0.4, -0.6, -0.9, 0.0]
 NAMES = list(arm_model("LArm").names)

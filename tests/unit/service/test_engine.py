@@ -5,9 +5,12 @@ import time
 
 import pytest
 
+from nao_ik.geometry.scalar.sweep import CYCLE, STOPPED_CYCLES
 from nao_ik.model.arm import arm_model
 from nao_ik.motion.truth import REST_SPAN, Watch
-from nao_ik.service.engine import CYCLE, HOLD_SPEED, STOPPED_CYCLES, Engine, NoAnswer
+from nao_ik.service.arm_watch import HOLD_SPEED
+from nao_ik.service.engine import Engine
+from nao_ik.service.motions import NoAnswer
 from nao_ik.service.record import Aimed, Record
 
 HERE = [0.0, 0.3, -1.0, -0.5, 0.0]
