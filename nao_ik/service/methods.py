@@ -114,12 +114,18 @@ def _any_count(f, name, names):
 def publish(cls):
     """Class decorator: every qi method of ``cls`` refuses in one line; one taking dynamic arguments takes any
     number of them, and counts them itself."""
-    for attr, f in list(vars(cls).items()):
-        if not callable(f) or attr.startswith("_") or getattr(f, "__qi_signature__", None) in _NOT_BOUND:
-            continue
-        wrapped = one_line(f)
-        names = _argspec(f).args[1:]
-        if f.__qi_signature__ == "(" + "m" * len(names) + ")":  # dynamic arguments by position
-            wrapped = _any_count(wrapped, getattr(f, "__qi_name__", None) or attr, names)
-        setattr(cls, attr, wrapped)
+    seen = set()
+    # The class and its bases (a surface in parts), the nearest definition first.
+    for klass in [k for k in getattr(cls, "__mro__", (cls,)) if k is not object]:
+        for attr, f in list(vars(klass).items()):
+            if attr in seen:
+                continue
+            seen.add(attr)
+            if not callable(f) or attr.startswith("_") or getattr(f, "__qi_signature__", None) in _NOT_BOUND:
+                continue
+            wrapped = one_line(f)
+            names = _argspec(f).args[1:]
+            if f.__qi_signature__ == "(" + "m" * len(names) + ")":  # dynamic arguments by position
+                wrapped = _any_count(wrapped, getattr(f, "__qi_name__", None) or attr, names)
+            setattr(cls, attr, wrapped)
     return cls

@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
+#: The service's default fractionMaxSpeed (``setSpeed`` changes it; each ``...WithSpeed`` call has its own).
+DEFAULT_SPEED = 0.2
 #: The other arm of each arm.
 OTHER_ARM = {"LArm": "RArm", "RArm": "LArm"}
 #: Why a command waits (or is refused): the arm is still moving, and from where it is on the way the new one
