@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -66,9 +65,6 @@ STALL_GAIN = 1e-10
 #: within about its SHIFT of the margin (:mod:`nao_ik.geometry.clear_search`), within CLEAR_TIE.
 TIE = 1e-9
 CLEAR_TIE = 1e-6
-#: Each thread's last answer: a solve whose method ends nearer than it, through the body, asks again in its body
-#: check (the same model, target and start).
-_LAST = threading.local()
 #: Evenly spread joint-space starts (a Halton sequence over the four joints' ranges).
 SPREAD = 48
 
@@ -100,15 +96,6 @@ def closest(model: ArmModel, target: Sequence[float], q0: Sequence[float]) -> Cl
     """
     t = [float(x) for x in target]
     q0 = [float(x) for x in q0]
-    key = (tuple(t), tuple(q0))
-    last = getattr(_LAST, "answer", None)
-    if last is None or last[0] is not model or last[1] != key:
-        last = _LAST.answer = (model, key, _closest(model, t, q0))
-    return last[2]
-
-
-def _closest(model: ArmModel, t: list, q0: list) -> Closest:
-    """:func:`closest`, computed."""
     near = nearest(model, t, q0, SCALAR)
     if not near.found:
         # The links could reach that distance but the ElbowYaw/ElbowRoll limits

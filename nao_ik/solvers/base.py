@@ -110,6 +110,9 @@ class Run(NamedTuple):
     refined: Any = False
     reason: Any = ""
     searched: Any = False
+    #: The closest attainable pose the driver computed for a target its answer stopped short of (single: a
+    #: :class:`~nao_ik.geometry.closest.Closest` or None; batch: {row: Closest}): the body check's, not computed again.
+    closest: Any = None
 
 
 # A start rule: (model, target components, caller's start, ops) -> (start

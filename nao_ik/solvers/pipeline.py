@@ -168,8 +168,8 @@ def _closest_single(
         return run._replace(shortfall=0.0)
     best = closest(model, target, q0)
     if run.error > best.distance + REFINE:
-        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True)
-    return run._replace(shortfall=max(float(run.error) - best.distance, 0.0))
+        return Run(list(best.angles), best.distance, run.iterations, None, 0.0, True, closest=best)
+    return run._replace(shortfall=max(float(run.error) - best.distance, 0.0), closest=best)
 
 
 def _single(
@@ -299,15 +299,15 @@ def _closest_batch(
     if spec.own_answer:
         return run._replace(shortfall=np.full(n, np.nan), refined=np.zeros(n, dtype=bool))
     q, err = np.array(run.q, dtype=float), np.array(run.error, dtype=float)
-    shortfall, refined = np.zeros(n), np.zeros(n, dtype=bool)
+    shortfall, refined, found = np.zeros(n), np.zeros(n, dtype=bool), {}
     for i in np.flatnonzero(err > tol):  # unreachable targets: one exact (or many-start) search each
-        best = closest(model, targets[i], q0[i])
+        best = found[i] = closest(model, targets[i], q0[i])
         if err[i] > best.distance + REFINE:
             q[i], err[i], refined[i] = best.angles, best.distance, True
         else:
             shortfall[i] = max(err[i] - best.distance, 0.0)
     clamped = None if run.clamped is None else np.where(refined[:, None], False, run.clamped)
-    return Run(q, err, run.iterations, clamped, shortfall, refined)
+    return Run(q, err, run.iterations, clamped, shortfall, refined, closest=found)
 
 
 def _batch(

@@ -23,7 +23,7 @@ checked against the arm model's body (:attr:`~nao_ik.model.arm.ArmModel.body`,
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -66,17 +66,18 @@ def check_single(spec: SolverSpec, model: ArmModel, target: Sequence[float], q0:
         if err <= tol:
             return Run(list(nq), err, run.iterations, run.clamped, 0.0, True)
     reason = unreachable_reason(model, target, q0)
-    best = _clear_toward(model, target, q0, reason)
+    best = _clear_toward(model, target, q0, reason, run.closest)
     return Run(list(best[0]), best[1], run.iterations, run.clamped, 0.0, True, reason)
 
 
-def _clear_toward(model: ArmModel, target: Sequence[float], q0: Sequence[float], reason: str) -> tuple:
+def _clear_toward(model: ArmModel, target: Sequence[float], q0: Sequence[float], reason: str, known: Any) -> tuple:
     """(angles, distance): the closest clear pose; where the body alone is in the way, the search toward the target
-    (the start posture where it finds nothing clear, as :func:`~nao_ik.geometry.closest.closest` answers)."""
+    (the start posture where it finds nothing clear, as :func:`~nao_ik.geometry.closest.closest` answers); else the
+    closest pose, ``known`` where the driver computed it already."""
     if reason.startswith("collision"):
         got = closest_clear(model, target, q0)
         return got.angles, got.distance
-    best = closest(model, target, q0)
+    best = closest(model, target, q0) if known is None else known
     return best.angles, best.distance
 
 
@@ -119,8 +120,9 @@ def check_batch(spec: SolverSpec, model: ArmModel, targets: np.ndarray, q0: np.n
             # itself, and searches the same rays from there.
             q[rest[body]], err[rest[body]] = clear_toward(model, targets[rest[body]], q0[rest[body]])[:2]
         searched[rest[~body]] = True
+        known = run.closest or {}
         for i in rest[~body]:
-            q[i], err[i] = closest(model, targets[i], q0[i])[:2]
+            q[i], err[i] = (known[i] if i in known else closest(model, targets[i], q0[i]))[:2]
     short = np.flatnonzero((err > tol) & (reason == ""))
     reason[short] = unreachable_reasons(model, targets[short], q0[short])
     return Run(q, err, run.iterations, clamped, shortfall, refined, reason, searched)

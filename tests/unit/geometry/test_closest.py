@@ -247,15 +247,23 @@ def test_out_of_reach_behind_the_body_from_100_random_starts(arm, target):
 
 def test_a_solve_asks_for_the_closest_pose_once(monkeypatch):
     """A method's answer nearer than the closest pose, through the body, is replaced in the body check by that pose:
-    the second question (the same model, target and start) gets the first answer, not a second search."""
+    the driver's search, carried in its run, not a second one (the single solve and the batch)."""
     import nao_ik.geometry.closest as module
+    import nao_ik.solvers.pipeline as pipeline
+    import nao_ik.solvers.safety as safety
 
     calls = []
-    compute = module._closest
-    monkeypatch.setattr(module, "_closest", lambda *a: calls.append(a) or compute(*a))
+
+    def counted(*a):
+        calls.append(a)
+        return module.closest(*a)
+
+    monkeypatch.setattr(pipeline, "closest", counted)
+    monkeypatch.setattr(safety, "closest", counted)
     model, start = demo_moment()
     sol = nao_ik.solve(DEMO_TARGET, model, "dls", initial=start)
     assert sol.refined and len(calls) == 1
-    assert module.closest(model, DEMO_TARGET, start).angles == sol.angles and len(calls) == 1
-    module.closest(model, DEMO_TARGET, model.neutral)
-    assert len(calls) == 2
+    assert module.closest(model, DEMO_TARGET, start).angles == sol.angles
+    calls.clear()
+    batch = nao_ik.solve_batch([DEMO_TARGET, DEMO_TARGET], model, "dls", initial=[start, start])
+    assert batch.refined.all() and len(calls) == 2
