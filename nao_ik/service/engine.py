@@ -1,11 +1,8 @@
 """The command engine: what stands between a call's answer and ``ALMotion.setAngles``, written once.
 
-It keeps the arms' state (the robot's limits as a model per arm, the last command sent to each arm, its
-speed and when it went out), reads the robot (:mod:`nao_ik.service.sensed`), holds that record against every
-reading of the robot's commanded angles (:mod:`nao_ik.motion.truth`: the robot is the truth; the record is a
-hypothesis, dropped when a reading leaves it, and an arm moving under commands the service did not send may be
-anywhere in its range until it is seen at rest), and sends every arm command
-through the same checks: finite, clamped into the limits the robot reported, clear of the body at the
+It keeps the robot's limits as a model per arm, reads the robot (:mod:`nao_ik.service.sensed`), holds its record
+of the commands against every reading (:mod:`nao_ik.service.record`: the robot is the truth), and sends every arm
+command through the same checks: finite, clamped into the limits the robot reported, clear of the body at the
 robot's posture (the other arm included, where it is and where it may be on its way), and a motion to it
 that does not cross the body (swung out around it where needed, each leg sent once the arm got there).
 
@@ -296,7 +293,7 @@ class Engine(Routing, ArmWatch):
         now, from wherever the arm is now (its way to its last command included). Holding the lock meanwhile,
         the other arm's command, checked likewise, sees this one. ``more``: commands of the sequence went before."""
         with self._commit:
-            if self._aims != getattr(self._seen, "aims", None):
+            if self._stale():
                 now, start = self.arm_state(model.arm, motors=False, end=end, settle=0.0)  # under the lock: no wait
                 near = clearance(now, q, now.body)
                 part = near.part if near.distance < MARGIN - 1e-6 else None
@@ -311,6 +308,11 @@ class Engine(Routing, ArmWatch):
                     raise RuntimeError(f"{what}: {why}; nothing {'more ' if more else ''}sent")
             self.send(model.arm, names, q, speed, end)
 
+    def _stale(self) -> bool:
+        """Whether a command was recorded since this thread last read the body (:meth:`arm_state`): a check against it
+        is done again (the caller holds the commit lock)."""
+        return self._aims != getattr(self._seen, "aims", None)
+
     def reading(self, arm: str) -> tuple:
         """(when it was asked for (monotonic s), the commanded posture): the arm's newest reading of ALMotion's command
         (its :class:`~nao_ik.motion.truth.Watch`; (None, None) before the first)."""
@@ -323,7 +325,7 @@ class Engine(Routing, ArmWatch):
         record (when it went, its call's future); None (nothing sent) where another command went since that
         reading: the stream reads the robot again."""
         with self._commit:
-            if self._aims != getattr(self._seen, "aims", None):
+            if self._stale():
                 return None
             self.send(arm, names, angles, speed, end)
             return self.last(arm)
@@ -357,7 +359,7 @@ class Engine(Routing, ArmWatch):
         anywhere on them (:func:`nao_ik.geometry.sweep.stream_body`), until :meth:`release`. False where a command
         was recorded since that body was read: the path must be checked again first."""
         with self._commit:
-            if self._aims != getattr(self._seen, "aims", None):
+            if self._stale():
                 return False
             self._aims += 1  # the other arm's bodies read before are smaller
             self._seen.aims = self._aims
