@@ -30,12 +30,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/nao-ik demo --view
 
-# The suite: six worker processes, since most tests wait on the simulated robot's motions rather than compute;
-# progress as it runs, the reliability figures at the end. `time make test` (or `time .venv/bin/python -m pytest
+# The suite: six worker processes, since most tests wait on the simulated robot's motions rather than compute, the
+# longest files first (tests/conftest.py); progress as it runs, the reliability figures at the end. `time make test` (or `time .venv/bin/python -m pytest
 # -n N --dist loadfile` for another count of workers) gives its wall and CPU time.
 test: $(STAMP)
 	$(BIN)/ruff check nao_ik sim_stub tests
-	$(BIN)/python -m pytest -n 6 --dist loadfile
+	$(BIN)/python -m pytest -n 6 --dist loadfile --no-loadscope-reorder
 
 # The long variant of the reliability tests: 2000 examples per property, 40 continuity paths per arm and
 # method, 60 reaches near the body per motion profile, 20,000 hostile calls over qi (6,000 to the arm

@@ -12,6 +12,23 @@ settings.load_profile("soak" if os.environ.get("NAO_IK_SOAK") else "test")
 pytest_plugins = ["tests.qi_fixtures"]
 
 
+#: The files that take longest (wall time under make test), longest first: with ``--no-loadscope-reorder`` xdist hands
+#: whole files to free workers in collection order, so these start first and none runs alone at the end.
+LONGEST_FIRST = (
+    "tests/system/test_robot_runtime.py", "tests/unit/geometry/test_motion_body.py",
+    "tests/unit/evidence/report/test_report.py", "tests/system/test_service.py", "tests/system/test_another_user.py",
+    "tests/unit/api/test_same_answers.py", "tests/system/test_robot_truth.py", "tests/system/test_reliability.py",
+    "tests/unit/test_cli.py", "tests/system/test_service_arms.py", "tests/system/test_demo.py",
+    "tests/unit/evidence/test_continuity.py", "tests/system/test_follow.py", "tests/system/test_view.py",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest files first (:data:`LONGEST_FIRST`), the others in their order."""
+    rank = {path: k for k, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 @pytest.fixture(autouse=True)
 def _kept_apart(tmp_path, monkeypatch):
     """Each test's services keep their state (the speed a caller set, nao_ik.service.kept) in a folder of its own:

@@ -59,7 +59,16 @@ class LoadReport(NamedTuple):
     refused: int = 0
 
 
-def _free_port() -> int:
+def quiet() -> None:
+    """libqi's log at errors only, without its notice that no qi.Application was created."""
+    import qi
+
+    qi.logging.setLevel(qi.logging.ERROR)
+    qi.logging.setFilters("qi.path.sdklayout=silent")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -77,14 +86,18 @@ def _rss_mb(pid: int) -> float:
 NAO_IK = (sys.executable, "-m", "nao_ik.cli")
 
 
-def _start(args: list[str], ready: str, command: Sequence[str] = NAO_IK) -> subprocess.Popen:
-    """Start ``command + args`` and wait for ``ready`` on its stdout; then keep reading its stdout.
+def start(args: list[str], ready: str, command: Sequence[str] = NAO_IK, lines: list | None = None) -> subprocess.Popen:
+    """Start ``command + args`` and wait for ``ready`` on its stdout; then keep reading its stdout. With ``lines``,
+    its stderr's lines go there (else nowhere).
 
     libqi logs to stdout: a pipe nobody reads fills up (64 kB) and the
     process freezes at its next log line, so a thread drains it for as long
     as the process runs.
     """
-    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    stderr = subprocess.DEVNULL if lines is None else subprocess.PIPE
+    proc = subprocess.Popen([*command, *args], stdout=subprocess.PIPE, stderr=stderr, text=True)
+    if lines is not None:
+        threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
     end = time.monotonic() + 30
     while time.monotonic() < end:
         line = proc.stdout.readline()
@@ -94,7 +107,7 @@ def _start(args: list[str], ready: str, command: Sequence[str] = NAO_IK) -> subp
         if not line and proc.poll() is not None:
             break
     proc.kill()
-    raise RuntimeError(f"{args[0]} did not start")
+    raise RuntimeError(f"{args[0]} did not start{': ' + ''.join((lines or [])[-5:]) if lines else ''}")
 
 
 def _drain(stream: Any) -> None:
@@ -110,10 +123,7 @@ def _targets(n: int, seed: int) -> list[tuple[float, float, float]]:
 
 
 def _client(url: str, seconds: float, seed: int, queue: mp.Queue) -> None:
-    import qi
-
-    qi.logging.setLevel(qi.logging.ERROR)
-    qi.logging.setFilters("qi.path.sdklayout=silent")
+    quiet()
     session = Session(url)
     ik = session.service("NaoArmIK")
     targets = _targets(200, seed)
@@ -154,15 +164,12 @@ def run_load(
         rounds: if > 0, first measure the cost of single calls (:func:`nao_ik.evidence.latency.measure`) over so
             many rounds.
     """
-    url = f"tcp://127.0.0.1:{_free_port()}"
-    sim = _start(["sim", "--listen", url, "--latency-ms", f"{latency_ms:g}"], "listening")
+    url = f"tcp://127.0.0.1:{free_port()}"
+    sim = start(["sim", "--listen", url, "--latency-ms", f"{latency_ms:g}"], "listening")
     serve = None
     try:
-        serve = _start(["serve", "--qi-url", url], "registered")
-        import qi
-
-        qi.logging.setLevel(qi.logging.ERROR)
-        qi.logging.setFilters("qi.path.sdklayout=silent")
+        serve = start(["serve", "--qi-url", url], "registered")
+        quiet()
         session = Session(url)
         motion = session.service("ALMotion")
         motion.wakeUp()

@@ -17,15 +17,14 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
 from typing import Any, NamedTuple, Sequence
 
 from ..service.supervisor import process_tree
+from .loadtest import free_port, quiet, start
 
 SERVICE = "NaoArmIK"
 #: How deep the poison's target is nested: over the 3,350 levels an 8 MB stack survives, and small (a
@@ -33,7 +32,6 @@ SERVICE = "NaoArmIK"
 DEPTH = 10000
 #: The normal client's call interval and how long one call may take (s).
 PERIOD, CALL_TIMEOUT = 0.05, 1.0
-NAO_IK = (sys.executable, "-m", "nao_ik.cli")
 
 
 class PoisonReport(NamedTuple):
@@ -84,17 +82,11 @@ def cpu_s(pid: int) -> float:
     return total
 
 
-def _quiet() -> Any:
-    import qi
-
-    qi.logging.setLevel(qi.logging.ERROR)
-    qi.logging.setFilters("qi.path.sdklayout=silent")
-    return qi
-
-
 def _poison(url: str, depth: int, seconds: float, queue: mp.Queue) -> None:
     """The poison caller: re-sends the nested target whenever NaoArmIK appears; puts the number sent."""
-    qi = _quiet()
+    quiet()
+    import qi
+
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * depth))
     threading.stack_size(256 << 20)  # the caller's own conversion of the value recurses
     appeared = threading.Event()
@@ -125,7 +117,9 @@ def _poison(url: str, depth: int, seconds: float, queue: mp.Queue) -> None:
 
 def _normal(url: str, seconds: float, queue: mp.Queue) -> None:
     """The normal client: computeAngles every PERIOD s; puts (calls, answered)."""
-    qi = _quiet()
+    quiet()
+    import qi
+
     session = qi.Session()
     session.connect(url)
     ik, calls, answered = None, 0, 0
@@ -148,37 +142,17 @@ def _normal(url: str, seconds: float, queue: mp.Queue) -> None:
     session.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(args: list[str], ready: str, lines: list[str]) -> subprocess.Popen:
-    """Start ``nao-ik`` with ``args``, wait for ``ready`` on its stdout; its stderr's lines go to ``lines``."""
-    proc = subprocess.Popen([*NAO_IK, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        line = proc.stdout.readline()
-        if ready in line:
-            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()  # a pipe never full
-            return proc
-        if not line and proc.poll() is not None:
-            break
-    proc.kill()
-    raise RuntimeError(f"nao-ik {args[0]} did not start: {''.join(lines[-5:])}")
-
-
 def run(seconds: float = 60.0, depth: int = DEPTH) -> PoisonReport:
     """One run: the simulated robot, ``nao-ik serve``, the poison caller and the normal client for ``seconds``."""
-    url = f"tcp://127.0.0.1:{_free_port()}"
+    url = f"tcp://127.0.0.1:{free_port()}"
     errors: list[str] = []
-    sim = _start(["sim", "--listen", url], "listening", errors)
+    sim = start(["sim", "--listen", url], "listening", lines=errors)
     serve = None
     try:
-        serve = _start(["serve", "--qi-url", url], "registered", errors)
-        qi = _quiet()
+        serve = start(["serve", "--qi-url", url], "registered", lines=errors)
+        quiet()
+        import qi
+
         watcher = qi.Session()
         watcher.connect(url)
         left: list[float] = []

@@ -13,7 +13,7 @@ CHATTY = "print('registered', flush=True); import sys; [sys.stdout.write('x' * 1
 
 
 def test_loadtest_keeps_reading_the_output_of_what_it_started():
-    proc = loadtest._start(["-c", CHATTY], "registered", command=(sys.executable,))  # 1 MB after "ready"
+    proc = loadtest.start(["-c", CHATTY], "registered", command=(sys.executable,))  # 1 MB after "ready"
     try:
         assert proc.wait(timeout=20) == 0  # an unread pipe would block it at 64 kB
     finally:

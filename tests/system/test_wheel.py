@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nao_ik.evidence.loadtest import _free_port, _start
+from nao_ik.evidence.loadtest import free_port, start
 
 ROOT = Path(__file__).resolve().parents[2]
 #: What a checkout may hold beside its sources.
@@ -73,10 +73,10 @@ def test_the_installed_wheel_serves_a_reach(wheel, tmp_path, monkeypatch):
     # Away from the checkout, with nothing of it on the path: only the installed package can answer.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     monkeypatch.chdir(tmp_path)
-    url = f"tcp://127.0.0.1:{_free_port()}"
-    sim = _start(["sim", "--listen", url], "listening", nao_ik)
+    url = f"tcp://127.0.0.1:{free_port()}"
+    sim = start(["sim", "--listen", url], "listening", nao_ik)
     try:
-        serve = _start(["serve", "--qi-url", url], "registered", nao_ik)
+        serve = start(["serve", "--qi-url", url], "registered", nao_ik)
         try:
             check = subprocess.run([*nao_ik, "check", "--qi-url", url], capture_output=True, text=True, env=env)
             assert check.returncode == 0 and "NaoArmIK is up" in check.stdout, check
