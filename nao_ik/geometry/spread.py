@@ -13,29 +13,19 @@ import numpy as np
 from ..model.arm import ArmModel
 
 
-def halton(i: int, base: int) -> float:
-    """The i-th element of the van der Corput sequence in ``base`` (a Halton coordinate), in [0, 1)."""
-    f, r = 1.0, 0.0
-    while i > 0:
-        f /= base
-        r += f * (i % base)
-        i //= base
-    return r
-
-
 def spread(model: ArmModel, count: int, wrist: float) -> np.ndarray:
     """(count, 5) postures: the first ``count`` points of the Halton sequence in bases 2, 3, 5, 7 over the four
     position joints' ranges, WristYaw at ``wrist``."""
     lo, hi = np.asarray(model.lower), np.asarray(model.upper)
-    u = _unit(count)
+    u = unit_spread(count)
     return np.concatenate([lo[:4] + u * (hi[:4] - lo[:4]), np.full((count, 1), wrist)], axis=1)
 
 
 @functools.lru_cache(maxsize=8)
-def _unit(count: int) -> np.ndarray:
-    """(count, 4) the sequence's points in the unit cube (kept, read-only)."""
+def unit_spread(count: int) -> np.ndarray:
+    """(count, 4) the sequence's points in the unit cube, from its second on (kept, read-only)."""
     u = np.empty((count, 4))
-    for k, base in enumerate((2, 3, 5, 7)):  # halton() on every index at once, the same floats
+    for k, base in enumerate((2, 3, 5, 7)):  # the van der Corput sequence in each base, every index at once
         i = np.arange(1, count + 1)
         f, r = np.ones(count), np.zeros(count)
         while i.any():

@@ -33,7 +33,7 @@ from ..geometry.closest import closest
 from ..geometry.nearest import Nearest, kept_searches, move_time, nearest, none_closer
 from ..geometry.proof import shorter_exists
 from ..geometry.scalar.nearest import BEAT
-from ..geometry.spread import halton
+from ..geometry.spread import unit_spread
 from ..geometry.swivel import swivel_seeds
 from ..kinematics.chain import forward, forward_batch
 from ..kinematics.ops import ARRAY, SCALAR
@@ -63,10 +63,9 @@ def restart_seeds(model: ArmModel, wrist: float) -> list[tuple[float, ...]]:
     body outward, so the two arms get mirror-image seeds.
     """
     seeds = []
-    for n in range(1, JOINT_RESTARTS + 1):
+    for row in unit_spread(JOINT_RESTARTS).tolist():
         q = []
-        for i, base in enumerate((2, 3, 5, 7)):
-            f = halton(n, base)
+        for i, f in enumerate(row):
             if model.is_right and i in (1, 3):
                 f = 1.0 - f
             j = model.joints[i]
