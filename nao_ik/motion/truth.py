@@ -162,3 +162,13 @@ def arrived(commanded, aim):
     # type: (Sequence[float], Sequence[float]) -> bool
     """Whether the commanded posture is the goal (each joint within :data:`UNMOVED`): the command has ended there."""
     return apart(commanded, aim) <= UNMOVED
+
+
+def check_motors(arm, names, stiffness):
+    # type: (str, Sequence[str], Sequence[float]) -> None
+    """Refuse an arm whose motors are off, as read (a command would move nothing; neither the service nor the robot
+    runtime switches them on by itself)."""
+    off = [n for n, v in zip(names, stiffness) if not v > 0.0]
+    if off:
+        raise RuntimeError("{} motors are off (stiffness 0 on {}): call ALMotion.wakeUp() or setStiffnesses "
+                           "first".format(arm, ", ".join(off)))  # fmt: skip

@@ -52,7 +52,7 @@ import qi
 from ..geometry.scalar.clearance import clearance
 from ..geometry.scalar.sweep import CYCLE
 from ..model.body_data import BODY_JOINTS, MARGIN, OTHER_ARM, body_rows
-from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, check_motors
 from ..service.kept import Kept, robot
 from ..service.methods import publish
 from . import checks
@@ -294,7 +294,7 @@ class NaoArmIK(object):
         while True:
             reading = self._read(arm, end)
             if move:
-                _motors(arm, MODELS[arm].names, reading.stiffness[:5])
+                check_motors(arm, MODELS[arm].names, reading.stiffness[:5])
             if not (self._record.unknown(arm) or self._record.unknown(other)) or now() + CYCLE > until:
                 break
             time.sleep(CYCLE)
@@ -463,14 +463,6 @@ class NaoArmIK(object):
             raise RuntimeError("%s; the command was sent and ALMotion may still take it" % first_line(e))
         entry.answered = now()
         return ""
-
-
-def _motors(arm, names, stiffness):
-    """Refuse an arm whose motors are off (the runtime does not switch them on by itself)."""
-    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
-    if off:
-        raise RuntimeError("%s motors are off (stiffness 0 on %s): call ALMotion.wakeUp() or setStiffnesses "
-                           "first" % (arm, ", ".join(off)))  # fmt: skip
 
 
 def _floats(reply, count):

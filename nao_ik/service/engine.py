@@ -29,7 +29,7 @@ from ..model.arm import ARMS, ArmModel, arm_model
 from ..model.body import MARGIN
 from ..model.body import OTHER_ARM as OTHER_ARM_PART
 from ..model.body_data import BODY_JOINTS
-from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, anywhere
+from ..motion.truth import FOREIGN, FOREIGN_WAIT, SETTLE, anywhere, check_motors
 from .arm_watch import ArmWatch
 from .jobs import ArmChannel, Job
 from .link import MotionLink, Unanswered, first_line, reply_limits
@@ -60,15 +60,6 @@ class Promise(NamedTuple):
     speed: float  # their fractionMaxSpeed
     lead: bool  # the stream waits for the arm within ARRIVED of the first of them
     recent: list  # the STREAMED commands sent last (the arm's last command at the promise, then each one sent)
-
-
-def check_motors(arm: str, names: list, stiffness: list) -> None:
-    """Refuse an arm whose motors are off (the service does not switch them on by itself)."""
-    off = [n for n, s in zip(names, stiffness) if not s > 0.0]
-    if off:
-        raise RuntimeError(
-            f"{arm} motors are off (stiffness 0 on {', '.join(off)}): call ALMotion.wakeUp() or setStiffnesses first"
-        )
 
 
 class Engine(Routing, ArmWatch):

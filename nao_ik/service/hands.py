@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 
 from ..model import validate
+from ..motion.truth import check_motors
 from ..recipes.grasp import plan_grasp
 from . import answers
-from .engine import Engine, check_motors
+from .engine import Engine
 from .jobs import Job
 from .link import about, reply_limits
 from .motions import StoppedOnItsWay, left
