@@ -82,8 +82,11 @@ def test_a_service_held_across_a_crash_of_serve_answers_once_it_is_back(served):
         ik = session.service("NaoArmIK")
         assert ik.getSpeed() > 0
         os.kill(process_tree(served.serve.pid)[-1], signal.SIGSEGV)  # the worker: a new one is forked
-        while "NaoArmIK registered" not in served.serve.stdout.readline():  # libqi's notices first, maybe
-            pass
+        while True:  # libqi's notices first, maybe
+            line = served.serve.stdout.readline()
+            assert line, "nao-ik serve ended before its worker registered again"
+            if "NaoArmIK registered" in line:
+                break
         end = time.monotonic() + 10
         while True:  # the old registration may still be listed for a moment
             try:

@@ -64,7 +64,8 @@ def test_a_killed_service_is_started_again_and_a_stopped_or_finished_one_is_not(
         assert manager.stop("pkg.svc")
         (tmp_path / "status").write_text("0")
         assert manager.start("pkg.svc")  # ends well at once
-        time.sleep(1.0)
+        _until(lambda: _starts(tmp_path) == 3 and not manager.isServiceRunning("pkg.svc"))
+        time.sleep(1.0)  # and is not started again
         assert _starts(tmp_path) == 3 and not manager.isServiceRunning("pkg.svc")
     finally:
         manager.close()
