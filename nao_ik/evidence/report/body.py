@@ -14,7 +14,7 @@ import numpy as np
 from ...model import body_data
 from ...model.arm import arm_model
 from ...model.body import LINKS
-from .. import body_bench, body_report, path_bench
+from .. import body_bench, body_report, path_bench, profile_runs
 from .size import Size
 
 ARM = "LArm"
@@ -139,8 +139,8 @@ def body_sections(size: Size, seed: int, step: Callable[[str], None]) -> dict[st
     ev["model"] = _captured(body_report.print_model)
     ev["real"] = real_shape_table()
     step("the motion profiles")
-    runs = body_report.profile_runs(size.profile_pairs, seed)
-    ev["profiles"] = _captured(lambda out: body_report.print_profiles(out, size.profile_pairs, seed, runs))
+    runs = profile_runs.profile_runs(size.profile_pairs, seed)
+    ev["profiles"] = _captured(lambda out: profile_runs.print_profiles(out, size.profile_pairs, seed, runs))
     step("paths: greedy against planned")
     ev["paths"] = _captured(lambda out: path_bench.compare([ARM], path_bench.METHODS, size.path_lines, out,
                                                            size.path_every))  # fmt: skip

@@ -423,7 +423,7 @@ reason for the model's figure:
 ## The motion profiles
 
 Do the moves the body check approves stay out of the body however the robot interpolates them? `nao-ik bench
---body`'s section 4 (`nao_ik.evidence.body_report.profile_runs`), here with {size.profile_pairs} pairs: each
+--body`'s section 4 (`nao_ik.evidence.profile_runs.profile_runs`), here with {size.profile_pairs} pairs: each
 approved move is run through the simulated robot's linear, smooth and synchronised setAngles profiles, before
 (the old constant-speed check) and after (the profile-free check, `nao_ik.geometry.sweep`), and judged by the
 library's body model and by the simulated robot's own shapes.
