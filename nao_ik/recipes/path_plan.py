@@ -129,8 +129,8 @@ is no farther from its ends than they are from each other (true of the smooth
 arcs; the folds are exact states); an allowed arc narrower than rounding is
 missed; the jump test resolves gaps larger than SMOOTH - DELTA.
 
-One module over 500 lines on purpose: one algorithm (the candidates at every point, the costs between
-them, the choice over the whole path and its checks), whose parts only make sense together.
+The code: step 1 in :mod:`nao_ik.recipes.path_states`, steps 2 and 4 in :mod:`nao_ik.recipes.path_programme`;
+here the whole (the coarse layers and their fill, step 3, and the steps' certification) and the jump test.
 """
 
 from __future__ import annotations
@@ -144,27 +144,19 @@ import numpy as np
 from ..api.position import ArmLike, resolve_arm, solve
 from ..geometry.closest import distance_range
 from ..geometry.collision import clearance_batch
-from ..geometry.proof import arcs
 from ..geometry.scalar.clearance import link_reach
-from ..geometry.scalar.swivel import SLACK
 from ..geometry.scalar.swivel import arm as scalar_arm
 from ..geometry.sweep import SWEEP_MARGIN, sweep
-from ..geometry.swivel import at, circle, margin_at, swivel_angle, swivel_of, take
-from ..kinematics.chain import chain, forward_batch
+from ..geometry.swivel import circle, swivel_of
+from ..kinematics.chain import forward_batch
 from ..kinematics.ops import ARRAY
 from ..model import validate
 from ..model.arm import ArmModel
 from ..model.body import MARGIN
+from .path_programme import CHECKS, choose
+from .path_states import BATCH, DELTA, Layers, allowed, configurations, states
 from .track import validate_points
 
-#: Largest joint change (rad, the four arm joints) between consecutive states of an arc.
-DELTA = 0.025
-#: Swivels a turn on the states' base grid, and the most halvings of a piece.
-GRID = 64
-DEPTH = 12
-#: Plans whose largest step is within this (rad, at the fastest joint's speed) of the best are as good: the
-#: states' resolution (DELTA / 2 from any configuration); among them the first state nearest the start.
-TIE = DELTA / 2
 #: Hand distance (m) between the layers of the whole-path programme, and the most layers.
 COARSE = 0.005
 COARSE_LAYERS = 250
@@ -172,20 +164,8 @@ COARSE_LAYERS = 250
 SMOOTH = 0.05
 #: The most pieces a step is cut into by the jump test (then four times as many).
 PIECES = 32
-#: Rounds of the lazy body check, and the layers either side of a blocked choice checked whole.
-ROUNDS = 6
-NEAR = 2
-#: Extra move time (s) of a step whose motion is not certified clear, and rounds of certification.
-BLOCKED = 1e3
+#: Rounds of certification of the plan's steps.
 SWEEP_ROUNDS = 3
-#: Points whose states are sampled at once, and states whose clearance is computed at once: their working
-#: arrays (about 100 kB a point, 2 kB a state) do not grow with the path.
-BATCH = 256
-CHECKS = 4096
-#: Bytes of the programme's step costs kept between its two passes (the others are built again).
-KEPT = 16 << 20
-#: Violation (rad) below which a computed configuration counts as inside the limits.
-TOLERANCE = 1e-7
 #: Hand error (m) below which a point counts as reached.
 REACHED = 1e-4
 
@@ -235,15 +215,6 @@ class PathPlan(NamedTuple):
     worst: float
     seconds: float
     arm: str
-
-
-class _Layers(NamedTuple):
-    """States of some points: (M, K) padded, ``ok`` False in the padding and where blocked."""
-
-    q: np.ndarray  # (M, K, 5)
-    ok: np.ndarray  # (M, K)
-    phi: np.ndarray  # (M, K) swivel
-    root: np.ndarray  # (M, K) ElbowRoll root
 
 
 def plan_path(
@@ -391,13 +362,13 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float, via: 
     wide = np.flatnonzero(np.diff(coarse) > BATCH)  # a fill spans at most BATCH points
     extra = [k for a in wide for k in range(coarse[a] + BATCH, coarse[a + 1], BATCH)]
     coarse = np.union1d(coarse, np.array(extra, dtype=np.int64))
-    lay = _states(model, x[coarse], q0[4], q0)
+    lay = states(model, x[coarse], q0[4], q0)
     blocked: set = set()
     checked = np.full(lay.ok.shape, np.nan)
     q = np.zeros((n, 5))
     live = np.zeros(n, dtype=bool)
     for _ in range(SWEEP_ROUNDS + 1):
-        picks = _choose(model, lay, checked, weights, q0, blocked, coarse)
+        picks = choose(model, lay, checked, weights, q0, blocked, coarse)
         rows = np.flatnonzero(picks >= 0)
         q[:] = 0.0
         live[:] = False
@@ -416,279 +387,6 @@ def _plan(model: ArmModel, x: np.ndarray, q0: np.ndarray, fraction: float, via: 
             j = min(max(j, 1), rows.size - 1)
             blocked.add((int(rows[j - 1]), int(picks[rows[j - 1]]), int(rows[j]), int(picks[rows[j]])))
     return q, live
-
-
-def _allowed(model: ArmModel, x: np.ndarray, wrist: float) -> tuple:
-    """Every point's allowed arcs, the limits alone: (circles, point (A,), root (A,), start (A,), end (A,)),
-    start < end <= start + 2 pi."""
-    free = model.bodiless()
-    m = len(x)
-    c = circle(free, [x[:, 0], x[:, 1], x[:, 2]], np.full(m, float(wrist)), ARRAY)
-    start, end = arcs(free, c, list(free.lower[:4]), list(free.upper[:4]))
-    rows, cols = np.nonzero(~np.isnan(start))
-    s, e = start[rows, cols], end[rows, cols]
-    sub = take(c, rows)
-    reach = np.broadcast_to(np.asarray(c.reachable), (m,))[rows]
-    out = []
-    for b in (0, 1):
-        _, margin = margin_at(free, sub, 0.5 * (s + e), ARRAY, b)
-        keep = (np.broadcast_to(margin, s.shape) >= -SLACK) & reach
-        out.append((rows[keep], np.full(int(keep.sum()), b, dtype=np.int8), s[keep], e[keep]))
-    return (c,) + tuple(np.concatenate(a) for a in zip(*out))
-
-
-def _states(model: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray | None = None,
-            delta: float = DELTA) -> _Layers:  # fmt: skip
-    """Step 1: every point's allowed arcs (the limits alone), sampled so that consecutive states are within
-    ``delta``.
-
-    With ``q0``, the first point also has states at ``q0``'s elbow's swivel on its circle (both roots, where
-    inside the limits): the start's nearest.
-
-    A point repeated bit for bit (a path that comes back to its places) is sampled once; the points are sampled
-    BATCH at a time, so that the working arrays do not grow with the path.
-    """
-    free = model.bodiless()
-    m = len(x)
-    if not m:
-        return _pad(0, np.zeros(0, np.int64), np.zeros((0, 5)), np.zeros(0), np.zeros(0, np.int8))
-    _, first, inverse = np.unique(x, axis=0, return_index=True, return_inverse=True)
-    keep = np.sort(first)  # the distinct points, in path order
-    parts = [_pad(keep[a : a + BATCH].size, *_sampled(free, x[keep[a : a + BATCH]], wrist, delta))
-             for a in range(0, keep.size, BATCH)]  # fmt: skip
-    start = [] if q0 is None else _start(free, x[0], wrist, q0)
-    index = np.searchsorted(keep, first)[inverse.reshape(-1)]  # each point's distinct point
-    used = int(parts[0].ok[index[0]].sum())  # a layer's states are its first slots
-    width = max(max(p.ok.shape[1] for p in parts), used + len(start))
-    if len(parts) == 1 and keep.size == m and width == parts[0].ok.shape[1]:
-        lay = parts[0]
-    else:  # each point's layer is its distinct point's, the first one's start states beside them
-        lay = _Layers(*(np.zeros((m, width) + a.shape[2:], a.dtype) for a in parts[0]))
-        owner = index // BATCH
-        for j in range(len(parts)):
-            rows = np.flatnonzero(owner == j)
-            for r in (rows[a : a + BATCH] for a in range(0, rows.size, BATCH)):
-                for out, got in zip(lay, parts[j]):
-                    out[r, : got.shape[1]] = got[index[r] - j * BATCH]
-            parts[j] = None  # copied: its memory goes now
-    for j, (qb, phi0, b) in enumerate(start):
-        lay.q[0, used + j], lay.ok[0, used + j], lay.phi[0, used + j], lay.root[0, used + j] = qb, True, phi0, b
-    return lay
-
-
-def _start(free: ArmModel, x: np.ndarray, wrist: float, q0: np.ndarray) -> list:
-    """(angles, swivel, root) of the configurations of point ``x`` at ``q0``'s elbow's swivel on its circle, both
-    roots, where inside the limits."""
-    elbow = chain(free, [float(v) for v in q0]).origins[2]
-    c = circle(free, [x[None, 0], x[None, 1], x[None, 2]], np.full(1, float(wrist)), ARRAY)
-    phi0 = float(swivel_angle(free, c, [np.array([v]) for v in elbow], ARRAY)[0])
-    out = []
-    for b in (0, 1):
-        qb, vb = _configurations(free, c, np.array([0]), np.array([phi0]), np.array([b], dtype=np.int8))
-        if vb[0]:
-            out.append((qb[0], phi0, b))
-    return out
-
-
-def _sampled(free: ArmModel, x: np.ndarray, wrist: float, delta: float) -> tuple:
-    """:func:`_states`' samples of the points ``x`` (the limits alone): (point (S,), angles (S, 5), swivel (S,),
-    root (S,)) of the valid ones, each point's in order along its arcs."""
-    c, pt_a, root_a, s, e = _allowed(free, x, wrist)
-    # The base samples: each arc's two ends and the grid's swivels inside it.
-    h = 2.0 * math.pi / GRID
-    first = np.floor((s + math.pi) / h) + 1.0
-    inner = np.maximum(np.ceil((e + math.pi) / h) - first, 0.0).astype(np.int64)
-    count = inner + 2
-    arc = np.repeat(np.arange(s.size), count)
-    slot = np.arange(arc.size) - np.repeat(np.cumsum(count) - count, count)
-    phi = np.where(slot == 0, s[arc], np.where(slot == count[arc] - 1, e[arc], -math.pi + (first[arc] + slot - 1) * h))
-    q, valid = _configurations(free, c, pt_a[arc], phi, root_a[arc])
-    # Halve every piece whose ends are more than ``delta`` apart.
-    for _ in range(DEPTH):
-        gap = np.abs(np.diff(q[:, :4], axis=0)).max(axis=1)
-        cut = np.flatnonzero((gap > delta) & (arc[1:] == arc[:-1]))
-        if not cut.size:
-            break
-        mid = 0.5 * (phi[cut] + phi[cut + 1])
-        qm, vm = _configurations(free, c, pt_a[arc[cut]], mid, root_a[arc[cut]])
-        phi, q = np.insert(phi, cut + 1, mid), np.insert(q, cut + 1, qm, axis=0)
-        valid, arc = np.insert(valid, cut + 1, vm), np.insert(arc, cut + 1, arc[cut])
-    return pt_a[arc][valid], q[valid], phi[valid], root_a[arc][valid]
-
-
-def _configurations(free: ArmModel, c, rows: np.ndarray, phi: np.ndarray, root: np.ndarray) -> tuple:
-    """The configurations at swivels ``phi`` on circles ``rows`` of ``c``, roots ``root``: (angles (n, 5) clipped
-    into the limits, inside (n,): within TOLERANCE of them and on the point)."""
-    if not phi.size:
-        return np.zeros((0, 5)), np.zeros(0, dtype=bool)
-    got, violation = at(free, take(c, rows), phi, ARRAY, root)
-    q = np.clip(np.stack(np.broadcast_arrays(*got), axis=1), free.lower, free.upper)
-    inside = (np.broadcast_to(violation, phi.shape) <= TOLERANCE) & np.broadcast_to(c.reachable, (len(c.a),))[rows]
-    return q, inside
-
-
-def _pad(m: int, point: np.ndarray, q: np.ndarray, phi: np.ndarray, root: np.ndarray) -> _Layers:
-    """States listed with their point, as (m, K) padded layers."""
-    order = np.argsort(point, kind="stable")
-    point, q, phi, root = point[order], q[order], phi[order], root[order]
-    count = np.bincount(point, minlength=m)
-    k = max(int(count.max()) if m else 0, 1)
-    slot = np.arange(point.size) - np.repeat(np.cumsum(count) - count, count)
-    out = _Layers(np.zeros((m, k, 5)), np.zeros((m, k), dtype=bool), np.zeros((m, k)), np.zeros((m, k), np.int8))
-    out.q[point, slot], out.ok[point, slot], out.phi[point, slot], out.root[point, slot] = q, True, phi, root
-    return out
-
-
-def _choose(model: ArmModel, lay: _Layers, checked: np.ndarray, weights: np.ndarray, q0: np.ndarray | None,
-            blocked: set = frozenset(), index: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
-    """Steps 2 and 4: the plan over the layers' states, clear of the body (lazily): the chosen state per layer
-    (-1 where a layer has none). ``checked`` (M, K) holds the clearances computed so far (NaN: not yet) and is
-    updated; ``lay.ok`` loses the blocked states."""
-    m = lay.ok.shape[0]
-    for rnd in range(ROUNDS + 1):
-        picks = _programme(lay, weights, q0, blocked, index)
-        if not model.body:
-            return picks
-        rows = np.flatnonzero(picks >= 0)
-        _clearances(model, lay, checked, rows, picks[rows])
-        bad = rows[checked[rows, picks[rows]] < MARGIN]
-        if not bad.size:
-            return picks
-        near = np.unique(np.clip(bad[:, None] + np.arange(-NEAR, NEAR + 1), 0, m - 1))
-        if rnd == ROUNDS - 1:  # the last round: every state
-            near = np.arange(m)
-        r, k = np.nonzero(lay.ok[near])
-        _clearances(model, lay, checked, near[r], k)
-        lay.ok[checked < MARGIN] = False
-    return _programme(lay, weights, q0, blocked, index)
-
-
-def _clearances(model: ArmModel, lay: _Layers, checked: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
-    """The body's clearance of states (rows, cols) not yet checked, into ``checked`` (CHECKS at a time)."""
-    todo = np.flatnonzero(np.isnan(checked[rows, cols]))
-    for a in range(0, todo.size, CHECKS):
-        r, k = rows[todo[a : a + CHECKS]], cols[todo[a : a + CHECKS]]
-        checked[r, k] = clearance_batch(model, lay.q[r, k], model.body)[0]
-
-
-def _programme(lay: _Layers, weights: np.ndarray, q0: np.ndarray | None, blocked: set = frozenset(),
-               index: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
-    """Step 2 over the layers that have states: the chosen state per layer, -1 where a layer has none.
-
-    ``blocked``: steps (layer, state, layer, state) that cost BLOCKED more. ``index``: the layers' points on
-    the path (default one layer a point): a step across several points costs its move time shared among them
-    (the points between are filled evenly, step 3).
-    """
-    live = np.flatnonzero(lay.ok.any(axis=1))
-    picks = np.full(lay.ok.shape[0], -1, dtype=np.int64)
-    if not live.size:
-        return picks
-    m = live.size
-    used = [int(np.flatnonzero(lay.ok[r])[-1]) + 1 for r in live]  # a layer's states are its first slots
-    qw = [(lay.q[r, :u, :4] * weights).astype(np.float32) for r, u in zip(live, used)]
-    ok = [lay.ok[r, :u] for r, u in zip(live, used)]
-    share = np.ones(m - 1) if index is None else np.diff(index[live]).astype(float)
-    where = {int(r): i for i, r in enumerate(live)}
-    cut = {}
-    for a, sa, b, sb in blocked:
-        if where.get(b, -1) == where.get(a, -2) + 1:
-            cut.setdefault(where[a], []).append((sa, sb))
-    cost = _Steps(qw, ok, share, cut)
-    # Backward: each state's smallest largest step to the end.
-    w = np.where(ok[-1], 0.0, np.inf).astype(np.float32)
-    for i in range(m - 2, -1, -1):
-        worst = np.maximum(cost.base(i), w[None, :])
-        if i in cut:
-            sa, sb, c = cost.cut(i)
-            worst[sa, sb] = np.maximum(c, w[sb])
-        w = worst.min(axis=1)
-    w = np.where(ok[0], w, np.inf)
-    if q0 is None:
-        s0 = int(w.argmin())
-    else:  # the first state nearest the start among the optimal ones, to the states' resolution
-        first = (np.abs(lay.q[live[0], : used[0], :4] - q0[:4]) * weights).max(axis=1)
-        s0 = int(np.where(w <= float(w.min()) + TIE * weights.min(), first, np.inf).argmin())
-    bound = np.float32(float(w[s0]) * (1.0 + 1e-6) + 1e-9)
-    # Forward: the smallest sum of squares within the bound, from that first state.
-    total = np.full(used[0], np.inf, dtype=np.float32)
-    total[s0] = 0.0
-    back = []
-    for i in range(m - 1):
-        tried = cost.squares(i, bound) + total[:, None]
-        if i in cut:
-            sa, sb, c = cost.cut(i)
-            tried[sa, sb] = np.where(c > bound, np.float32(np.inf), c * c) + total[sa]
-        b = tried.argmin(axis=0)
-        back.append(b)
-        total = tried[b, np.arange(b.size)]
-    pick = np.zeros(m, dtype=np.int64)
-    pick[-1] = int(total.argmin())
-    for i in range(m - 2, -1, -1):
-        pick[i] = back[i][pick[i + 1]]
-    picks[live] = pick
-    return picks
-
-
-class _Steps:
-    """The programme's step costs between live layers i and i + 1: the move times (speed-weighted radians) from
-    every state of one to every state of the other, shared by ``share[i]`` points, inf where a state is out; the
-    ``cut`` steps cost BLOCKED more.
-
-    Both passes read each step: its matrix (float32, states x states) is built once and kept where it fits, else
-    built again: the matrices kept total at most KEPT bytes, so that a plan's memory does not grow with its
-    layers (a path of 2000 via points has 2000 steps, each matrix up to a quarter of a megabyte). Steps between
-    layers of the same states (a path that comes back to its places) share one matrix: an alternation between
-    two places builds two. A cut step is its matrix with the cut entries changed: the passes change those
-    entries alone (:meth:`cut`), so that cut steps share their matrix too.
-    """
-
-    def __init__(self, qw: list, ok: list, share: np.ndarray, cut: dict):
-        self.qw, self.ok, self.share = qw, ok, share
-        self.cuts = {i: tuple(np.array(v) for v in zip(*pairs)) for i, pairs in cut.items()}
-        names: dict = {}  # a layer's states (bit for bit) -> their number among the distinct ones
-        self.name = [names.setdefault((q.tobytes(), k.tobytes()), len(names)) for q, k in zip(qw, ok)]
-        self.kept: dict = {}
-        self.room = KEPT
-
-    def base(self, i: int) -> np.ndarray:
-        """Step i's matrix, no cut."""
-        return self._kept(("base", self.name[i], self.name[i + 1], float(self.share[i])), lambda: self._build(i))
-
-    def squares(self, i: int, bound: np.float32) -> np.ndarray:
-        """Step i's squared move times, inf beyond ``bound``, no cut."""
-
-        def build() -> np.ndarray:
-            c = self.base(i)
-            out = c * c
-            out[c > bound] = np.inf
-            return out
-
-        return self._kept(("squares", self.name[i], self.name[i + 1], float(self.share[i]), float(bound)), build)
-
-    def cut(self, i: int) -> tuple:
-        """(rows, columns, move times) of step i's cut entries: BLOCKED more than its matrix's."""
-        sa, sb = self.cuts[i]
-        return sa, sb, self.base(i)[sa, sb] + np.float32(BLOCKED)
-
-    def _kept(self, key: tuple, build) -> np.ndarray:
-        c = self.kept.get(key)
-        if c is None:
-            c = build()
-            if c.nbytes <= self.room:
-                self.kept[key] = c
-                self.room -= c.nbytes
-        return c
-
-    def _build(self, i: int) -> np.ndarray:
-        qw, ok = self.qw, self.ok
-        c = np.abs(qw[i][:, None, 0] - qw[i + 1][None, :, 0])
-        for j in range(1, 4):
-            np.maximum(c, np.abs(qw[i][:, None, j] - qw[i + 1][None, :, j]), out=c)
-        if self.share[i] != 1.0:
-            c /= np.float32(self.share[i])
-        c[~ok[i]] = np.inf
-        c[:, ~ok[i + 1]] = np.inf
-        return c
 
 
 def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: np.ndarray,
@@ -712,7 +410,7 @@ def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: 
         a, b = idx[seg], idx[seg + 1]
         turn = np.angle(np.exp(1j * (phi[seg + 1] - phi[seg])))
         want = phi[seg] + (pts - a) / (b - a) * turn
-        c, pt_arc, root_arc, s, e = _allowed(model, x[pts], q[idx[0], 4])
+        c, pt_arc, root_arc, s, e = allowed(model, x[pts], q[idx[0], 4])
         # The nearest allowed swivel on the segment's root (the wanted one where it is allowed).
         mine = root_arc == root[seg][pt_arc]
         rel = np.mod(want[pt_arc] - s, 2.0 * math.pi)
@@ -724,7 +422,7 @@ def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: 
         found = np.zeros(pts.size, dtype=bool)
         found[pt_arc[first]] = np.isfinite(off[first])
         want[pt_arc[first[found[pt_arc[first]]]]] = to[first[found[pt_arc[first]]]]
-        qi, inside = _configurations(model.bodiless(), c, np.arange(pts.size), want, root[seg])
+        qi, inside = configurations(model.bodiless(), c, np.arange(pts.size), want, root[seg])
         inside &= found
         ends = q[idx]
         share = np.abs(ends[seg + 1, :4] - ends[seg, :4]).max(axis=1) / (b - a) + DELTA
@@ -741,16 +439,16 @@ def _fill(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, idx: 
         live[pts[good]] = True
     for g in sorted(redo):  # planned with both ends fixed
         a, b = int(idx[g]), int(idx[g + 1])
-        lay = _pinned(_states(model, x[a + 1 : b], q[a, 4], delta=DELTA / 4), q[a], q[b])
+        lay = _pinned(states(model, x[a + 1 : b], q[a, 4], delta=DELTA / 4), q[a], q[b])
         checked = np.full(lay.ok.shape, np.nan)
         checked[0, 0] = checked[-1, 0] = np.inf  # the ends are the plan's, already clear
-        picks = _choose(model, lay, checked, weights, None)
+        picks = choose(model, lay, checked, weights, None)
         got = np.flatnonzero(picks[1:-1] >= 0)
         q[a + 1 + got] = lay.q[1 + got, picks[1 + got]]
         live[a + 1 + got] = True
 
 
-def _pinned(lay: _Layers, qa: np.ndarray, qb: np.ndarray) -> _Layers:
+def _pinned(lay: Layers, qa: np.ndarray, qb: np.ndarray) -> Layers:
     """The layers with a first and a last layer of one state each, ``qa`` and ``qb``."""
     m, k = lay.ok.shape
     q = np.zeros((m + 2, k, 5))
@@ -759,7 +457,7 @@ def _pinned(lay: _Layers, qa: np.ndarray, qb: np.ndarray) -> _Layers:
     q[0, 0], q[-1, 0], ok[0, 0], ok[-1, 0] = qa, qb, True, True
     phi, root = np.zeros((m + 2, k)), np.zeros((m + 2, k), np.int8)
     phi[1:-1], root[1:-1] = lay.phi, lay.root
-    return _Layers(q, ok, phi, root)
+    return Layers(q, ok, phi, root)
 
 
 def _answer_unreached(model: ArmModel, x: np.ndarray, q: np.ndarray, live: np.ndarray, q0: np.ndarray) -> np.ndarray:
@@ -796,20 +494,20 @@ def _joined(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarray) ->
         for g in np.unique(group):
             mine = np.flatnonzero(group == g)
             step, piece = steps[todo[mine]], pieces[mine]
-            lay = _states(model, np.concatenate([x[s] + np.arange(1, p)[:, None] / p * (x[s + 1] - x[s])
+            lay = states(model, np.concatenate([x[s] + np.arange(1, p)[:, None] / p * (x[s + 1] - x[s])
                                                  for s, p in zip(step, piece)]), q[0, 4])  # fmt: skip
             end = np.cumsum(piece - 1)
             for i, s, a, b in zip(todo[mine], step, end - (piece - 1), end):
-                out[i] = _chained(model, _pinned(_Layers(*(v[a:b] for v in lay)), q[s], q[s + 1]))
+                out[i] = _chained(model, _pinned(Layers(*(v[a:b] for v in lay)), q[s], q[s + 1]))
     return out
 
 
-def _chained(model: ArmModel, part: _Layers) -> bool:
+def _chained(model: ArmModel, part: Layers) -> bool:
     """Whether the plan through ``part`` (its first and last layers: a step's two configurations) has a state at
     every layer, each clear and every link at most SMOOTH."""
     checked = np.full(part.ok.shape, np.nan)
     checked[0, 0] = checked[-1, 0] = np.inf
-    picks = _choose(model, part, checked, np.ones(4), None)
+    picks = choose(model, part, checked, np.ones(4), None)
     kept = np.flatnonzero(picks >= 0)
     chain_q = part.q[kept, picks[kept]]
     clear = not model.body or bool((checked[kept, picks[kept]] >= MARGIN).all())
@@ -833,7 +531,7 @@ def _swivel_route(model: ArmModel, x: np.ndarray, q: np.ndarray, steps: np.ndarr
     pts = x[s] + f[:, None] * (x[s + 1] - x[s])
     turn = np.angle(np.exp(1j * (phi[s + 1] - phi[s])))
     c = circle(free, [pts[:, 0], pts[:, 1], pts[:, 2]], np.full(pts.shape[0], q[0, 4]), ARRAY)
-    qi, inside = _configurations(free, c, np.arange(pts.shape[0]), phi[s] + f * turn, root[s])
+    qi, inside = configurations(free, c, np.arange(pts.shape[0]), phi[s] + f * turn, root[s])
     if model.body and inside.any():
         inside[inside] &= clearance_batch(model, qi[inside], model.body, MARGIN)[0] >= MARGIN
     # Every link: from the step's start through its pieces to its end.
