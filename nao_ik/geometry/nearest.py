@@ -77,9 +77,10 @@ from ..kinematics.ops import SCALAR, Ops
 from ..model.arm import ArmModel
 from ..model.body import MARGIN
 from .scalar.intervals import faster_arcs
-from .scalar.nearest import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, NARROW, RING, SEEDS, SLACK, STEPS, Search
+from .scalar.nearest import NARROW, SEEDS, SLACK
 from .scalar.nearest import nearest as nearest_scalar
 from .scalar.nearest import nearest_clear as nearest_clear_scalar
+from .scalar.search import BOUNDARY, BRACKET, CONVERGED, DERIV, GAIN, RING, STEPS, Search
 from .scalar.swivel import arm
 from .scalar.swivel import circle as scalar_circle
 from .swivel import Circle, at, body_margin, circle, margin_at, swivel_angle, take

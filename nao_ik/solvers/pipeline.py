@@ -32,7 +32,7 @@ import numpy as np
 from ..geometry.closest import closest
 from ..geometry.nearest import Nearest, kept_searches, move_time, nearest, none_closer
 from ..geometry.proof import shorter_exists
-from ..geometry.scalar.nearest import BEAT
+from ..geometry.scalar.search import BEAT
 from ..geometry.spread import unit_spread
 from ..geometry.swivel import swivel_seeds
 from ..kinematics.chain import forward, forward_batch

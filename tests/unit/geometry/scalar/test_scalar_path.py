@@ -25,7 +25,7 @@ from nao_ik.model.arm import arm_model
 
 SCALAR_DIR = Path(__file__).resolve().parents[4] / "nao_ik" / "geometry" / "scalar"
 #: The modules of the scalar path: no numpy, Python 2.7 and 3.
-SCALAR_MODULES = ("swivel.py", "nearest.py", "intervals.py")
+SCALAR_MODULES = ("swivel.py", "search.py", "nearest.py", "intervals.py")
 
 
 def _pairs(arm: str, n: int, seed: int) -> tuple:
