@@ -4,6 +4,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from sim_stub.robot import SimulatedRobot
@@ -20,8 +21,11 @@ def start_serve(url):
 
 
 def wait_registered(proc):
+    """Wait for serve's registration line, then keep reading its stdout (libqi logs there: a pipe nobody reads fills up
+    and the process freezes at its next line, its shutdown's included)."""
     line = proc.stdout.readline()
     assert "registered" in line, line + proc.stderr.read()
+    threading.Thread(target=proc.stdout.read, daemon=True).start()
 
 
 def test_signals_during_a_path_end_serve_with_status_0_every_time():
@@ -77,9 +81,19 @@ def test_signals_when_idle_and_while_connecting():
         idle.send_signal(signal.SIGTERM)
         assert idle.wait(timeout=10) == 0
     nowhere = start_serve(f"tcp://127.0.0.1:{free_port()}")  # nothing listens: connecting, retrying
+    errors = []
+    threading.Thread(target=nowhere.stdout.read, daemon=True).start()  # its retries' log lines
+    threading.Thread(target=lambda: errors.append(nowhere.stderr.read()), daemon=True).start()
     time.sleep(1.5)
     nowhere.send_signal(signal.SIGINT)
-    assert nowhere.wait(timeout=10) == 0, nowhere.stderr.read()
+    try:
+        status = nowhere.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        nowhere.kill()
+        nowhere.wait(timeout=5)
+        time.sleep(0.2)
+        raise AssertionError(f"serve did not end within 10 s of SIGINT: {''.join(errors)[-2000:]}") from None
+    assert status == 0, errors
 
 
 #: A process that sets stop flags from a 200 µs interval timer's handler while its main thread waits on them with
